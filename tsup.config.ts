@@ -1,0 +1,16 @@
+import { defineConfig } from "tsup";
+
+export default defineConfig({
+  entry: {
+    index: "src/index.ts",
+    middleware: "middleware/index.ts",
+    tools: "tools/index.ts",
+  },
+  format: ["esm", "cjs"],
+  dts: true,
+  clean: true,
+  sourcemap: false,
+  target: "node20",
+  splitting: true,
+  treeshake: true,
+});
