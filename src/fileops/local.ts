@@ -1,0 +1,255 @@
+/**
+ * FileOperations over the native Node fs (fs/promises and file handles): no process is spawned
+ * per call, unlike a shell backend. Reads stream in fixed-size chunks and stop once the
+ * requested window is filled, so the first lines of a 1 GB file cost a few chunks.
+ */
+import { randomBytes } from "node:crypto";
+import type { Stats } from "node:fs";
+import { constants } from "node:fs";
+import { chmod, lstat, mkdir, open, readdir, readFile, realpath, rename, stat, unlink } from "node:fs/promises";
+import path from "node:path";
+import type { DirEntry, EntryType, FileOperations, FileStat } from "./types.js";
+
+/** Chunk size for streaming reads: large enough for few syscalls, small enough to stay light. */
+const CHUNK_BYTES = 256 * 1024;
+const NEWLINE = 0x0a;
+
+function entryType(s: Stats): EntryType {
+  if (s.isFile()) return "file";
+  if (s.isDirectory()) return "directory";
+  if (s.isSymbolicLink()) return "symlink";
+  return "other";
+}
+
+function toFileStat(s: Stats): FileStat {
+  return { type: entryType(s), size: s.size, mtimeMs: s.mtimeMs, mode: s.mode & 0o7777 };
+}
+
+function isMissing(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException).code;
+  return code === "ENOENT" || code === "ENOTDIR";
+}
+
+/** Open flags for reads: never block on a FIFO that has no writer, never follow into a tty. */
+const READ_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOCTTY ?? 0);
+
+/** Decodes one line's bytes, dropping the `\r` of a CRLF ending. */
+function decodeLine(bytes: Buffer): string {
+  const end = bytes.length > 0 && bytes[bytes.length - 1] === 0x0d ? bytes.length - 1 : bytes.length;
+  return bytes.toString("utf8", 0, end);
+}
+
+export class LocalFileOperations implements FileOperations {
+  readonly kind = "local";
+
+  async stat(p: string): Promise<FileStat | null> {
+    try {
+      return toFileStat(await stat(p));
+    } catch (err) {
+      if (isMissing(err)) return null;
+      throw err;
+    }
+  }
+
+  async lstat(p: string): Promise<FileStat | null> {
+    try {
+      return toFileStat(await lstat(p));
+    } catch (err) {
+      if (isMissing(err)) return null;
+      throw err;
+    }
+  }
+
+  realpath(p: string): Promise<string> {
+    return realpath(p);
+  }
+
+  async readdir(p: string): Promise<DirEntry[]> {
+    const entries = await readdir(p, { withFileTypes: true });
+    return entries.map((e) => ({
+      name: e.name,
+      type: e.isFile() ? "file" : e.isDirectory() ? "directory" : e.isSymbolicLink() ? "symlink" : "other",
+    }));
+  }
+
+  async readBytes(p: string, start: number, length: number): Promise<Buffer> {
+    const fh = await open(p, READ_FLAGS);
+    try {
+      const buf = Buffer.alloc(Math.max(0, length));
+      let filled = 0;
+      while (filled < buf.length) {
+        const { bytesRead } = await fh.read(buf, filled, buf.length - filled, start + filled);
+        if (bytesRead === 0) break;
+        filled += bytesRead;
+      }
+      return buf.subarray(0, filled);
+    } finally {
+      await fh.close();
+    }
+  }
+
+  async readLines(
+    p: string,
+    window: { offset: number; limit: number; maxLineChars: number },
+  ): Promise<{ lines: string[]; cutLines: number[]; hasMore: boolean; totalLines?: number }> {
+    const first = Math.max(1, Math.floor(window.offset));
+    const last = first + Math.max(0, Math.floor(window.limit)) - 1;
+    // A UTF-8 char is at most 4 bytes: keeping 4×max bytes per line is always enough to cut it.
+    const maxLineBytes = Math.max(1, window.maxLineChars) * 4;
+    const lines: string[] = [];
+    const cutLines: number[] = [];
+    let lineNo = 1;
+    let parts: Buffer[] = [];
+    let partBytes = 0;
+    let cut = false;
+    let sawAny = false;
+    let lastByteWasNewline = false;
+
+    const keep = (slice: Buffer) => {
+      if (partBytes >= maxLineBytes) {
+        if (slice.length > 0) cut = true;
+        return;
+      }
+      const room = maxLineBytes - partBytes;
+      if (slice.length > room) cut = true;
+      const kept = slice.length > room ? slice.subarray(0, room) : slice;
+      // Copy: the chunk buffer is reused by the next read.
+      parts.push(Buffer.from(kept));
+      partBytes += kept.length;
+    };
+    const finishLine = () => {
+      let text = decodeLine(parts.length === 1 ? parts[0]! : Buffer.concat(parts));
+      if (cut || text.length > window.maxLineChars) {
+        text = text.slice(0, window.maxLineChars);
+        cutLines.push(lineNo);
+      }
+      lines.push(text);
+      parts = [];
+      partBytes = 0;
+      cut = false;
+    };
+
+    const fh = await open(p, READ_FLAGS);
+    try {
+      const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+      for (;;) {
+        const { bytesRead } = await fh.read(chunk, 0, CHUNK_BYTES, null);
+        if (bytesRead === 0) break;
+        sawAny = true;
+        lastByteWasNewline = chunk[bytesRead - 1] === NEWLINE;
+        let pos = 0;
+        while (pos < bytesRead) {
+          const nl = chunk.indexOf(NEWLINE, pos);
+          const end = nl === -1 || nl >= bytesRead ? bytesRead : nl;
+          if (lineNo > last) {
+            // The window is full and another line starts here: there is more to read.
+            return { lines, cutLines, hasMore: true };
+          }
+          if (lineNo >= first) keep(chunk.subarray(pos, end));
+          if (end === bytesRead) break;
+          if (lineNo >= first) finishLine();
+          lineNo++;
+          pos = end + 1;
+        }
+      }
+    } finally {
+      await fh.close();
+    }
+    // End of file. A final line without a newline still counts as a line.
+    let total = lineNo - 1;
+    if (sawAny && !lastByteWasNewline) {
+      total = lineNo;
+      if (lineNo >= first && lineNo <= last) finishLine();
+    }
+    return { lines, cutLines, hasMore: false, totalLines: total };
+  }
+
+  async countLines(p: string): Promise<number> {
+    const fh = await open(p, READ_FLAGS);
+    try {
+      const chunk = Buffer.allocUnsafe(1024 * 1024);
+      let count = 0;
+      let lastByte = NEWLINE;
+      for (;;) {
+        const { bytesRead } = await fh.read(chunk, 0, chunk.length, null);
+        if (bytesRead === 0) break;
+        let pos = chunk.indexOf(NEWLINE, 0);
+        while (pos !== -1 && pos < bytesRead) {
+          count++;
+          pos = chunk.indexOf(NEWLINE, pos + 1);
+        }
+        lastByte = chunk[bytesRead - 1]!;
+      }
+      return lastByte === NEWLINE ? count : count + 1;
+    } finally {
+      await fh.close();
+    }
+  }
+
+  readText(p: string): Promise<string> {
+    return readFile(p, "utf8");
+  }
+
+  async writeAtomic(p: string, data: string | Buffer): Promise<{ bytesWritten: number; dirsCreated: string[] }> {
+    const dir = path.dirname(p);
+    const dirsCreated = await this.mkdirp(dir);
+    const existing = await this.stat(p);
+    const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+    const temp = path.join(dir, `.${path.basename(p)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+    const mode = existing?.type === "file" ? existing.mode : 0o644;
+    const fh = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode);
+    try {
+      try {
+        await fh.writeFile(bytes);
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+      // open() applies the umask; chmod makes the mode exactly the old file's.
+      if (existing?.type === "file") await chmod(temp, existing.mode);
+      await rename(temp, p);
+    } catch (err) {
+      await unlink(temp).catch(() => undefined);
+      throw err;
+    }
+    await this.syncDir(dir);
+    return { bytesWritten: bytes.length, dirsCreated };
+  }
+
+  async remove(p: string): Promise<void> {
+    const s = await lstat(p);
+    if (s.isDirectory()) throw Object.assign(new Error(`${p} is a directory`), { code: "EISDIR" });
+    await unlink(p);
+  }
+
+  async rename(from: string, to: string): Promise<void> {
+    await this.mkdirp(path.dirname(to));
+    await rename(from, to);
+  }
+
+  async mkdirp(p: string): Promise<string[]> {
+    const first = await mkdir(p, { recursive: true });
+    if (first === undefined) return [];
+    // mkdir returns the first directory it created; the rest are its descendants down to `p`.
+    const created: string[] = [];
+    for (let d = p; ; d = path.dirname(d)) {
+      created.unshift(d);
+      if (d === first || path.dirname(d) === d) break;
+    }
+    return created;
+  }
+
+  /** Makes the rename durable; some filesystems refuse to fsync a directory, which is fine. */
+  private async syncDir(dir: string): Promise<void> {
+    try {
+      const fh = await open(dir, constants.O_RDONLY);
+      try {
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+    } catch {
+      /* best effort */
+    }
+  }
+}
