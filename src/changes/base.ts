@@ -1,0 +1,144 @@
+import { stat } from "node:fs/promises";
+import path from "node:path";
+import type { ChangeTracker, TrackerKind } from "./types.js";
+import { DEFAULT_IGNORED_NAMES } from "./ignore-names.js";
+
+/** Options shared by every tracker implementation. */
+export interface TrackerOptions {
+  /**
+   * Entry names ignored wherever they occur (default `[".git", "node_modules"]`). Changes under
+   * them neither bump `generation` nor update `newestMtimeMs`.
+   */
+  ignoreNames?: readonly string[];
+  /**
+   * Told about watcher failures (e.g. inotify `ENOSPC`) and the switch to polling. Default:
+   * one `console.warn` line. Never throws into the tracker.
+   */
+  onError?: (error: Error, context: { dir: string; kind: TrackerKind; fallback?: TrackerKind }) => void;
+}
+
+/** Resolved, validated form of {@link TrackerOptions}. */
+export interface ResolvedTrackerOptions {
+  ignoreNames: readonly string[];
+  onError: NonNullable<TrackerOptions["onError"]>;
+}
+
+export function resolveTrackerOptions(dir: unknown, options: TrackerOptions = {}): ResolvedTrackerOptions {
+  if (typeof dir !== "string" || dir === "") throw new TypeError("dir must be a non-empty path string");
+  if (options === null || typeof options !== "object") throw new TypeError("tracker options must be an object");
+  const ignoreNames = options.ignoreNames ?? DEFAULT_IGNORED_NAMES;
+  if (!Array.isArray(ignoreNames) || ignoreNames.some((n) => typeof n !== "string" || n === "" || /[\\/]/.test(n))) {
+    throw new TypeError("ignoreNames must be an array of plain entry names (no slashes), e.g. [\".git\", \"node_modules\"]");
+  }
+  if (options.onError !== undefined && typeof options.onError !== "function") {
+    throw new TypeError("onError must be a function");
+  }
+  return { ignoreNames, onError: options.onError ?? defaultOnError };
+}
+
+function defaultOnError(error: Error, context: { dir: string; kind: TrackerKind; fallback?: TrackerKind }): void {
+  const then = context.fallback ? `; falling back to ${context.fallback}` : "";
+  console.warn(`[langgraph-workbench] ${context.kind} tracker for ${context.dir} failed: ${error.message}${then}`);
+}
+
+/** Safely reports an error: a throwing `onError` must not take the tracker down. */
+export function report(options: ResolvedTrackerOptions, error: unknown, context: Parameters<ResolvedTrackerOptions["onError"]>[1]): void {
+  try {
+    options.onError(error instanceof Error ? error : new Error(String(error)), context);
+  } catch {
+    // The hook is the caller's; its failure is not ours to surface.
+  }
+}
+
+/**
+ * Bookkeeping common to every tracker: the generation counter, the newest mtime, `live`, and
+ * idempotent start/close. Subclasses implement `open`/`shut` and report what they observe.
+ */
+export abstract class BaseTracker implements ChangeTracker {
+  abstract readonly kind: TrackerKind;
+  readonly dir: string;
+  protected readonly options: ResolvedTrackerOptions;
+  private gen = 0;
+  private newest: number | undefined;
+  private isLive = false;
+  private starting: Promise<void> | undefined;
+  private closing: Promise<void> | undefined;
+
+  constructor(dir: string, options: TrackerOptions = {}) {
+    this.options = resolveTrackerOptions(dir, options);
+    this.dir = path.resolve(dir);
+  }
+
+  get generation(): number {
+    return this.gen;
+  }
+
+  get live(): boolean {
+    return this.isLive && !this.closing;
+  }
+
+  get newestMtimeMs(): number | undefined {
+    return this.newest;
+  }
+
+  /** True once `close()` was called. */
+  get closed(): boolean {
+    return this.closing !== undefined;
+  }
+
+  start(): Promise<void> {
+    if (this.closing) return Promise.reject(new Error(`tracker for ${this.dir} is closed`));
+    this.starting ??= (async () => {
+      // The directory's own mtime is a cheap lower bound for "newest mtime" before any event.
+      await this.noteMtimeOf(this.dir);
+      await this.open();
+      if (this.closing) {
+        await this.shut();
+        return;
+      }
+      this.isLive = true;
+    })();
+    return this.starting;
+  }
+
+  async refresh(): Promise<number> {
+    return this.gen;
+  }
+
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.isLive = false;
+      // Let a start in flight finish first so its native handle is not leaked.
+      await this.starting?.catch(() => undefined);
+      await this.shut();
+    })();
+    return this.closing;
+  }
+
+  /** Begins delivering changes; resolves when ready. */
+  protected abstract open(): Promise<void>;
+  /** Frees every handle. Called at most once, after `open` settled (or was never called). */
+  protected abstract shut(): Promise<void>;
+
+  /** Records a structural change (create, delete, rename, mkdir, rmdir). */
+  protected bump(timeMs: number = Date.now()): void {
+    this.gen++;
+    this.noteTime(timeMs);
+  }
+
+  protected noteTime(timeMs: number): void {
+    if (Number.isFinite(timeMs) && (this.newest === undefined || timeMs > this.newest)) this.newest = timeMs;
+  }
+
+  protected async noteMtimeOf(p: string): Promise<void> {
+    try {
+      this.noteTime((await stat(p)).mtimeMs);
+    } catch {
+      // Gone already (deleted right after its event): the event time stands in for it.
+    }
+  }
+
+  protected markNotLive(): void {
+    this.isLive = false;
+  }
+}

@@ -1,0 +1,37 @@
+import type { TrackerOptions } from "./base.js";
+import { ChokidarTracker } from "./chokidar.js";
+import { ParcelTracker } from "./parcel.js";
+import { PollingTracker } from "./polling.js";
+import type { ChangeTracker, TrackerKind } from "./types.js";
+
+/**
+ * The tracker used when none is named. `@parcel/watcher` won the benchmark in
+ * `docs/benchmarks.md` (ready time and RSS at 100k files); it falls back to polling by itself
+ * when it cannot watch.
+ */
+export const DEFAULT_TRACKER_KIND: TrackerKind = "parcel";
+
+export const TRACKER_KINDS: readonly TrackerKind[] = Object.freeze(["parcel", "chokidar", "polling"]);
+
+/** Options of {@link createChangeTracker}. */
+export interface CreateChangeTrackerOptions extends TrackerOptions {
+  /** Implementation (default {@link DEFAULT_TRACKER_KIND}). */
+  kind?: TrackerKind;
+  /** Poll interval in ms for `polling`, and for the watchers' polling fallback (default 1000). */
+  pollIntervalMs?: number;
+}
+
+/** A tracker for `dir`, not started: call `start()` (idempotent) to begin watching. */
+export function createChangeTracker(dir: string, options: CreateChangeTrackerOptions = {}): ChangeTracker {
+  const { kind = DEFAULT_TRACKER_KIND, pollIntervalMs, ...common } = options ?? {};
+  switch (kind) {
+    case "parcel":
+      return new ParcelTracker(dir, { ...common, pollIntervalMs });
+    case "chokidar":
+      return new ChokidarTracker(dir, { ...common, pollIntervalMs });
+    case "polling":
+      return new PollingTracker(dir, { ...common, intervalMs: pollIntervalMs });
+    default:
+      throw new TypeError(`kind must be one of ${TRACKER_KINDS.join(", ")}; got ${JSON.stringify(kind)}`);
+  }
+}

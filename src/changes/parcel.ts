@@ -1,0 +1,53 @@
+import type { AsyncSubscription, Event } from "@parcel/watcher";
+import { ignoredPathMatcher } from "./ignore-names.js";
+import { WatchingTracker, type WatchingTrackerOptions } from "./watching.js";
+
+/**
+ * Tracker on `@parcel/watcher` (native, recursive: inotify on Linux, FSEvents on macOS,
+ * ReadDirectoryChangesW on Windows). `create`/`delete` events (renames arrive as a pair) bump
+ * `generation`; `update` events only advance `newestMtimeMs`.
+ */
+export class ParcelTracker extends WatchingTracker {
+  readonly kind = "parcel" as const;
+  private subscription: AsyncSubscription | undefined;
+
+  constructor(dir: string, options: WatchingTrackerOptions = {}) {
+    super(dir, options);
+  }
+
+  protected async openWatcher(): Promise<void> {
+    // Loaded on first use: the native addon costs nothing for users who never track changes.
+    const watcher = await import("@parcel/watcher");
+    const isIgnored = ignoredPathMatcher(this.dir, this.options.ignoreNames);
+    this.subscription = await watcher.subscribe(
+      this.dir,
+      (err, events) => {
+        if (err) {
+          this.watcherFailed(err);
+          return;
+        }
+        this.onEvents(events, isIgnored);
+      },
+      { ignore: this.options.ignoreNames.map((n) => `**/${n}`) },
+    );
+  }
+
+  protected async closeWatcher(): Promise<void> {
+    const sub = this.subscription;
+    this.subscription = undefined;
+    await sub?.unsubscribe();
+  }
+
+  private onEvents(events: Event[], isIgnored: (p: string) => boolean): void {
+    const now = Date.now();
+    let structural = false;
+    let touched = false;
+    for (const e of events) {
+      if (isIgnored(e.path)) continue;
+      if (e.type === "update") touched = true;
+      else structural = true;
+    }
+    if (structural) this.bump(now);
+    else if (touched) this.noteTime(now);
+  }
+}

@@ -1,0 +1,304 @@
+import { createHash } from "node:crypto";
+import type { Dirent } from "node:fs";
+import { opendir, readFile, readlink } from "node:fs/promises";
+import path from "node:path";
+import ignore, { type Ignore } from "ignore";
+import pLimit from "p-limit";
+import { DEFAULT_IGNORED_NAMES } from "./changes/ignore-names.js";
+
+/** Options of {@link renderDirectoryTree}. */
+export interface TreeOptions {
+  /** First line of the output (default `"."`). Must be a single line. */
+  rootLabel?: string;
+  /**
+   * Most entries shown (default 200). What does not fit is summarised per directory as
+   * `… N more entries in dir/`, never dropped silently. `Infinity` shows everything.
+   */
+  maxEntries?: number;
+  /**
+   * Deepest level listed (default unlimited): 1 lists the root's entries only, and each directory
+   * at that level is summarised by its entry count.
+   */
+  maxDepth?: number;
+  /** Extra gitignore-style patterns, relative to the root (e.g. `["*.log", "dist/"]`). */
+  ignore?: readonly string[];
+  /** Honour `.gitignore` files of the listed directories (default true). */
+  useGitignore?: boolean;
+  /** Entry names hidden wherever they occur (default `[".git", "node_modules"]`; `[]` shows them). */
+  defaultIgnores?: readonly string[];
+  /** Directories read at once (default 16). */
+  concurrency?: number;
+}
+
+export const DEFAULT_TREE_MAX_ENTRIES = 200;
+/**
+ * A directory with more entries than this is not read further: its count is shown as `N+`
+ * and only the entries read are candidates for display. Keeps one huge directory from
+ * dominating the render's time and memory.
+ */
+export const MAX_ENTRIES_READ_PER_DIR = 50_000;
+
+type Kind = "dir" | "file" | "link";
+
+interface Entry {
+  name: string;
+  kind: Kind;
+  node?: DirNode;
+  linkTarget?: string;
+}
+
+interface Rules {
+  base: string;
+  ig: Ignore;
+}
+
+interface DirNode {
+  /** Path relative to the root, `/`-separated; `""` for the root. */
+  rel: string;
+  abs: string;
+  depth: number;
+  rules: Rules[];
+  entries: Entry[];
+  /** Entries read but filtered in (may be capped). */
+  truncatedRead: boolean;
+  shown: number;
+  error?: string;
+}
+
+interface Resolved {
+  rootLabel: string;
+  maxEntries: number;
+  maxDepth: number;
+  useGitignore: boolean;
+  defaultNames: Set<string>;
+  extra: Ignore | undefined;
+  concurrency: number;
+}
+
+/**
+ * Renders `dir` as a tree (`├── `, `└── `, `│   `): directories first, then files, each sorted
+ * by a locale-independent comparison; `/` after directory names; symlinks as `name -> target`
+ * and never followed. Breadth-first under a budget: every level gets a fair share of the
+ * remaining `maxEntries`, directories shown but not expanded are counted from their own listing
+ * only, so the cost is bounded by the budget, not by the size of the tree. Unreadable
+ * directories are marked `[unreadable: CODE]`. The same tree always renders the same text.
+ */
+export async function renderDirectoryTree(dir: string, options: TreeOptions = {}): Promise<string> {
+  if (typeof dir !== "string" || dir === "") throw new TypeError("dir must be a non-empty path string");
+  const opts = resolveOptions(options);
+  const limit = pLimit(opts.concurrency);
+  const root: DirNode = newNode("", path.resolve(dir), 0, []);
+  let budget = opts.maxEntries;
+  let level: DirNode[] = [root];
+  const links: { entry: Entry; abs: string }[] = [];
+  while (level.length > 0) {
+    await Promise.all(level.map((node) => limit(() => listDir(node, opts))));
+    const expandable = level.map((n) => (n.depth < opts.maxDepth ? n.entries.length : 0));
+    const alloc = fairShare(expandable, budget);
+    const next: DirNode[] = [];
+    level.forEach((node, i) => {
+      node.shown = alloc[i]!;
+      budget -= node.shown;
+      for (const entry of node.entries.slice(0, node.shown)) {
+        if (entry.kind === "link") links.push({ entry, abs: path.join(node.abs, entry.name) });
+        if (entry.kind !== "dir") continue;
+        const rel = node.rel === "" ? entry.name : `${node.rel}/${entry.name}`;
+        entry.node = newNode(rel, path.join(node.abs, entry.name), node.depth + 1, node.rules);
+        next.push(entry.node);
+      }
+    });
+    level = next;
+  }
+  await Promise.all(links.map((l) => limit(() => describeLink(l.entry, l.abs, root.abs))));
+  const lines = [root.error ? `${opts.rootLabel} [unreadable: ${root.error}]` : opts.rootLabel];
+  renderChildren(root, "", lines);
+  return lines.join("\n");
+}
+
+/** Short, stable fingerprint of a rendered tree (16 hex chars of its SHA-256). */
+export function treeFingerprint(text: string): string {
+  if (typeof text !== "string") throw new TypeError("treeFingerprint expects the rendered tree text");
+  return createHash("sha256").update(text).digest("hex").slice(0, 16);
+}
+
+function resolveOptions(options: TreeOptions): Resolved {
+  if (options === null || typeof options !== "object") throw new TypeError("tree options must be an object");
+  const {
+    rootLabel = ".",
+    maxEntries = DEFAULT_TREE_MAX_ENTRIES,
+    maxDepth = Infinity,
+    ignore: extra = [],
+    useGitignore = true,
+    defaultIgnores = DEFAULT_IGNORED_NAMES,
+    concurrency = 16,
+  } = options;
+  if (typeof rootLabel !== "string" || /[\r\n]/.test(rootLabel)) throw new TypeError("rootLabel must be a single-line string");
+  if (!isCount(maxEntries)) throw new TypeError("maxEntries must be a non-negative integer or Infinity (default 200)");
+  if (!isCount(maxDepth)) throw new TypeError("maxDepth must be a non-negative integer or Infinity (default unlimited)");
+  if (!Array.isArray(extra) || extra.some((p) => typeof p !== "string")) {
+    throw new TypeError("ignore must be an array of gitignore-style pattern strings, e.g. [\"*.log\", \"dist/\"]");
+  }
+  if (typeof useGitignore !== "boolean") throw new TypeError("useGitignore must be a boolean");
+  if (!Array.isArray(defaultIgnores) || defaultIgnores.some((n) => typeof n !== "string")) {
+    throw new TypeError("defaultIgnores must be an array of entry names, e.g. [\".git\", \"node_modules\"]");
+  }
+  if (!Number.isInteger(concurrency) || concurrency < 1) throw new TypeError("concurrency must be a positive integer");
+  return {
+    rootLabel,
+    maxEntries,
+    maxDepth,
+    useGitignore,
+    defaultNames: new Set(defaultIgnores),
+    extra: extra.length > 0 ? ignore().add(extra) : undefined,
+    concurrency,
+  };
+}
+
+function isCount(n: unknown): n is number {
+  return n === Infinity || (Number.isInteger(n) && (n as number) >= 0);
+}
+
+function newNode(rel: string, abs: string, depth: number, rules: Rules[]): DirNode {
+  return { rel, abs, depth, rules, entries: [], truncatedRead: false, shown: 0 };
+}
+
+/** Reads, filters and sorts one directory's entries; errors are recorded on the node. */
+async function listDir(node: DirNode, opts: Resolved): Promise<void> {
+  const dirents: Dirent[] = [];
+  try {
+    const handle = await opendir(node.abs, { bufferSize: 256 });
+    for await (const d of handle) {
+      if (dirents.length >= MAX_ENTRIES_READ_PER_DIR) {
+        node.truncatedRead = true;
+        break; // leaving the loop early closes the handle
+      }
+      dirents.push(d);
+    }
+  } catch (err) {
+    node.error = (err as NodeJS.ErrnoException).code ?? "ERROR";
+    return;
+  }
+  if (opts.useGitignore && dirents.some((d) => d.name === ".gitignore" && !d.isDirectory())) {
+    const rules = await readGitignore(path.join(node.abs, ".gitignore"));
+    if (rules) node.rules = [...node.rules, { base: node.rel, ig: rules }];
+  }
+  const entries: Entry[] = [];
+  for (const d of dirents) {
+    if (opts.defaultNames.has(d.name)) continue;
+    const kind: Kind = d.isDirectory() ? "dir" : d.isSymbolicLink() ? "link" : "file";
+    const rel = node.rel === "" ? d.name : `${node.rel}/${d.name}`;
+    const testPath = kind === "dir" ? `${rel}/` : rel;
+    if (opts.extra?.ignores(testPath) || isGitignored(node.rules, testPath)) continue;
+    entries.push({ name: d.name, kind });
+  }
+  entries.sort(compareEntries);
+  node.entries = entries;
+}
+
+async function readGitignore(file: string): Promise<Ignore | undefined> {
+  try {
+    return ignore().add(await readFile(file, "utf8"));
+  } catch {
+    return undefined; // unreadable .gitignore: list as if it were absent
+  }
+}
+
+/** Deeper `.gitignore` files override shallower ones, as in git. */
+function isGitignored(rules: Rules[], relPath: string): boolean {
+  for (let i = rules.length - 1; i >= 0; i--) {
+    const { base, ig } = rules[i]!;
+    const r = ig.test(base === "" ? relPath : relPath.slice(base.length + 1));
+    if (r.ignored) return true;
+    if (r.unignored) return false;
+  }
+  return false;
+}
+
+function compareEntries(a: Entry, b: Entry): number {
+  const ad = a.kind === "dir" ? 0 : 1;
+  const bd = b.kind === "dir" ? 0 : 1;
+  if (ad !== bd) return ad - bd;
+  const al = a.name.toLowerCase();
+  const bl = b.name.toLowerCase();
+  if (al !== bl) return al < bl ? -1 : 1;
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
+/**
+ * Max-min fair split of `budget` over directories wanting `sizes[i]` entries: every directory
+ * gets an equal share, capped by its size, with leftovers shared again; when the budget is
+ * smaller than the number of directories the first ones (display order) get one entry each.
+ */
+export function fairShare(sizes: readonly number[], budget: number): number[] {
+  const alloc = sizes.map(() => 0);
+  let remaining = budget;
+  let active = sizes.map((_, i) => i).filter((i) => sizes[i]! > 0);
+  while (remaining > 0 && active.length > 0) {
+    const share = Math.floor(remaining / active.length);
+    if (share === 0) {
+      for (const i of active.slice(0, remaining)) alloc[i]!++;
+      break;
+    }
+    for (const i of active) {
+      const give = Math.min(share, sizes[i]! - alloc[i]!);
+      alloc[i]! += give;
+      remaining -= give;
+    }
+    active = active.filter((i) => alloc[i]! < sizes[i]!);
+  }
+  return alloc;
+}
+
+/** Symlinks show their target, but only as text that stays inside the tree. */
+async function describeLink(entry: Entry, linkPath: string, rootAbs: string): Promise<void> {
+  let target: string;
+  try {
+    target = await readlink(linkPath);
+  } catch {
+    entry.linkTarget = "[unreadable link]";
+    return;
+  }
+  const resolved = path.resolve(path.dirname(linkPath), target);
+  const fromRoot = path.relative(rootAbs, resolved);
+  if (fromRoot.startsWith("..") || path.isAbsolute(fromRoot)) {
+    // Naming a system path would leak it to the model; the workspace refuses such links anyway.
+    entry.linkTarget = "[outside the tree]";
+    return;
+  }
+  const fromLink = path.relative(path.dirname(linkPath), resolved) || ".";
+  entry.linkTarget = escapeName(fromLink.split(path.sep).join("/"));
+}
+
+function renderChildren(node: DirNode, prefix: string, lines: string[]): void {
+  const shown = node.entries.slice(0, node.shown);
+  const hidden = node.entries.length - node.shown;
+  const summary =
+    hidden > 0 || node.truncatedRead
+      ? `… ${formatCount(hidden)}${node.truncatedRead ? "+" : ""} more ${hidden === 1 && !node.truncatedRead ? "entry" : "entries"}${node.rel === "" ? "" : ` in ${escapeName(node.rel)}/`}`
+      : undefined;
+  shown.forEach((entry, i) => {
+    const last = i === shown.length - 1 && summary === undefined;
+    lines.push(`${prefix}${last ? "└── " : "├── "}${label(entry)}`);
+    if (entry.node && !entry.node.error) renderChildren(entry.node, `${prefix}${last ? "    " : "│   "}`, lines);
+  });
+  if (summary) lines.push(`${prefix}└── ${summary}`);
+}
+
+function label(entry: Entry): string {
+  const name = escapeName(entry.name);
+  if (entry.kind === "dir") return entry.node?.error ? `${name}/ [unreadable: ${entry.node.error}]` : `${name}/`;
+  if (entry.kind === "link") return `${name} -> ${entry.linkTarget ?? "?"}`;
+  return name;
+}
+
+/** A file name must not be able to add lines (or terminal escapes) to the rendered tree. */
+function escapeName(name: string): string {
+  return name.replace(/[\u0000-\u001f\u007f\u2028\u2029]/g, (c) => {
+    const code = c.charCodeAt(0);
+    return code > 0xff ? `\\u${code.toString(16).padStart(4, "0")}` : `\\x${code.toString(16).padStart(2, "0")}`;
+  });
+}
+
+function formatCount(n: number): string {
+  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+}
