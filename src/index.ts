@@ -7,14 +7,22 @@ export type * from "./changes/types.js";
 export type * from "./web/types.js";
 
 // tree + change tracking
+export * from "./tree.js";
+export * from "./changes/index.js";
 
 // file operations backends
 
 // guards
+export * from "./guards/url.js";
+export * from "./guards/policy.js";
 
 // patch engine
 
 // web backends
+export * from "./web/safeFetch.js";
+export * from "./web/fetchBackend.js";
+export * from "./web/htmlToMarkdown.js";
+export * from "./web/summarize.js";
 
 // middleware and tools (also available as "langgraph-workbench/middleware" and "/tools")
 export * from "../middleware/index.js";

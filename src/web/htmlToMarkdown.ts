@@ -1,0 +1,108 @@
+import { Readability } from "@mozilla/readability";
+import { parseHTML } from "linkedom";
+import TurndownService from "turndown";
+
+/** The slice of the DOM this module touches (the project compiles without the DOM lib). */
+interface DomElement {
+  textContent: string | null;
+  getAttribute(name: string): string | null;
+  setAttribute(name: string, value: string): void;
+  remove(): void;
+  querySelectorAll(selector: string): ArrayLike<DomElement>;
+}
+
+function all(root: { querySelectorAll(selector: string): ArrayLike<DomElement> }, selector: string): DomElement[] {
+  return Array.from(root.querySelectorAll(selector));
+}
+
+export interface MarkdownPage {
+  title: string;
+  markdown: string;
+}
+
+/** Elements that never carry readable text. */
+const NOISE = ["script", "style", "noscript", "template", "iframe", "svg", "canvas", "form", "button"];
+
+/** Markdown/HTML images whose source is inlined base64, and bare base64 data URIs. */
+const DATA_IMAGE_MARKDOWN = /!\[[^\]]*\]\(\s*data:[^)]*\)/gi;
+const DATA_URI = /data:[a-z0-9.+-]+\/[a-z0-9.+-]+(?:;[a-z0-9=.+-]+)*;base64,[a-z0-9+/=\s]+/gi;
+
+/**
+ * Removes inlined base64 images (Markdown image syntax and bare `data:` URIs): they cost many
+ * tokens and carry nothing a model can read. Safe on any text.
+ */
+export function stripDataImages(text: string): string {
+  return text.replace(DATA_IMAGE_MARKDOWN, "").replace(DATA_URI, "[inline data removed]");
+}
+
+/**
+ * HTML → readable Markdown: the main article found by Readability (on a linkedom DOM), falling
+ * back to the whole body when Readability finds none; relative links made absolute against
+ * `baseUrl`; base64 images removed.
+ */
+export function htmlToMarkdown(html: string, baseUrl?: string): MarkdownPage {
+  // linkedom mis-nests fragments that lack an <html> element, so give them one.
+  const { document } = parseHTML(/<html[\s>]/i.test(html) ? html : `<!doctype html><html><head></head><body>${html}</body></html>`);
+  for (const selector of NOISE) all(document, selector).forEach((node) => node.remove());
+  for (const img of all(document, "img")) {
+    if ((img.getAttribute("src") ?? "").trim().toLowerCase().startsWith("data:")) img.remove();
+  }
+  if (baseUrl) absolutise(document, baseUrl);
+
+  const pageTitle = (document.querySelector("title")?.textContent ?? "").trim();
+  const bodyHtml: string = document.body?.innerHTML ?? document.documentElement?.innerHTML ?? html;
+  let article: { title?: string | null; content?: string | null } | null = null;
+  try {
+    // Readability mutates the document it reads, so it gets a fresh parse.
+    article = new Readability(parseHTML(`<html><body>${bodyHtml}</body></html>`).document as unknown as ConstructorParameters<typeof Readability>[0], {
+      charThreshold: 200,
+    }).parse();
+  } catch {
+    article = null;
+  }
+  const contentHtml = article?.content && article.content.trim() ? article.content : bodyHtml;
+  const markdown = stripDataImages(turndown().turndown(contentHtml))
+    .replace(/\n{3,}/g, "\n\n")
+    .trim();
+  const h1 = (document.querySelector("h1")?.textContent ?? "").trim();
+  return { title: pageTitle || article?.title?.trim() || h1, markdown };
+}
+
+function turndown(): TurndownService {
+  const service = new TurndownService({ headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-" });
+  service.remove(["script", "style", "noscript"]);
+  // Turndown's core drops table structure; summaries and agents need the rows and columns.
+  service.addRule("table", { filter: "table", replacement: (_content, node) => tableToMarkdown(node as unknown as DomElement) });
+  return service;
+}
+
+function tableToMarkdown(table: DomElement): string {
+  const rows = all(table, "tr").map((row) =>
+    all(row, "th,td").map((cell) =>
+      (cell.textContent ?? "").replace(/\s+/g, " ").trim().replace(/\|/g, "\\|"),
+    ),
+  );
+  const nonEmpty = rows.filter((cells) => cells.length > 0);
+  if (nonEmpty.length === 0) return "";
+  const width = Math.max(...nonEmpty.map((cells) => cells.length));
+  const line = (cells: string[]) => `| ${Array.from({ length: width }, (_, i) => cells[i] ?? "").join(" | ")} |`;
+  const [head, ...body] = nonEmpty;
+  return `\n\n${[line(head!), line(Array(width).fill("---")), ...body.map(line)].join("\n")}\n\n`;
+}
+
+function absolutise(document: { querySelectorAll(selector: string): ArrayLike<DomElement> }, baseUrl: string): void {
+  for (const [selector, attribute] of [
+    ["a[href]", "href"],
+    ["img[src]", "src"],
+  ] as const) {
+    all(document, selector).forEach((element) => {
+      const value = element.getAttribute(attribute);
+      if (!value || value.startsWith("#") || /^[a-z][a-z0-9+.-]*:/i.test(value)) return;
+      try {
+        element.setAttribute(attribute, new URL(value, baseUrl).toString());
+      } catch {
+        // An unparsable link stays as written.
+      }
+    });
+  }
+}
