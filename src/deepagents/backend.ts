@@ -1,0 +1,448 @@
+/**
+ * WorkbenchBackend: deepagents' `BackendProtocolV2` over this package's per-thread Workspace and
+ * guarded file operations, so deepagents' own `ls`/`read_file`/`write_file`/`edit_file`/`glob`/
+ * `grep`/`delete` tools inherit confinement, device-path and binary refusal, credential-file
+ * protection and secret redaction — and never show a host path.
+ *
+ * Types come from `deepagents` as type-only imports: the package stays an optional peer.
+ */
+import { getConfig } from "@langchain/langgraph";
+import type {
+  BackendProtocolV2,
+  BackendRuntime,
+  DeleteResult,
+  EditResult,
+  FileInfo,
+  GlobResult,
+  GrepMatch,
+  GrepResult,
+  LsResult,
+  ReadRawResult,
+  ReadResult,
+  WriteResult,
+} from "deepagents";
+import { binaryFileMessage, hasBinaryExtension, sniffBinary, SNIFF_BYTES } from "../guards/binary.js";
+import { credentialPathReason, type CredentialPattern } from "../guards/credentials.js";
+import { devicePathReason, nonRegularFileReason } from "../guards/devices.js";
+import { containsRedactionMarker, redactSecrets } from "../guards/redact.js";
+import { LocalFileOperations } from "../fileops/local.js";
+import { withPathLock } from "../fileops/lock.js";
+import type { FileOperations } from "../fileops/types.js";
+import { resolveRootDir, Workspace, WorkspacePathError } from "../workspace.js";
+import { threadIdFromConfig } from "../../tools/context.js";
+import { globMatcher } from "./glob.js";
+
+/** Options of {@link WorkbenchBackend}. */
+export interface WorkbenchBackendOptions {
+  /** Root holding the thread directories (else `WORKBENCH_ROOT`, else `./agent_files`). */
+  rootDir?: string;
+  /**
+   * Pin the backend to one thread. Unset (the usual case), each call uses the thread of the run
+   * it serves (`configurable.thread_id`), so one backend instance serves every thread.
+   */
+  threadId?: string;
+  /** File operations (default: native local fs). Shell/SSH implementations work too. */
+  fileOps?: FileOperations;
+  /** Extra credential-file patterns (globs on the base name, or RegExps on the path). */
+  credentialPatterns?: readonly CredentialPattern[];
+  /** Redact secrets in read and grep output (default true). */
+  redact?: boolean;
+  /** Most characters one `read` returns before asking for a smaller window (default 100,000). */
+  maxReadChars?: number;
+  /** Lines longer than this are cut in `read` output (default 2,000). */
+  maxLineChars?: number;
+  /** Most files `glob`/`grep` visit before reporting a truncated result (default 20,000). */
+  maxWalkFiles?: number;
+  /** Largest file `grep` searches, in bytes (default 5 MB). */
+  maxGrepFileBytes?: number;
+  /** Directory names `glob`/`grep` never enter (default `.git`, `node_modules`). */
+  skipDirs?: readonly string[];
+}
+
+const DEFAULTS = {
+  maxReadChars: 100_000,
+  maxLineChars: 2_000,
+  maxWalkFiles: 20_000,
+  maxGrepFileBytes: 5 * 1024 * 1024,
+  skipDirs: [".git", "node_modules"],
+};
+
+const EMPTY_FILE_NOTE = "System reminder: File exists but has empty contents";
+
+interface Target {
+  ws: Workspace;
+  /** The agent path as deepagents shows it: `/`-rooted at the workspace. */
+  shown: string;
+  system: string;
+}
+
+function positiveInt(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value <= 0) throw new TypeError(`WorkbenchBackend: ${name} must be a positive integer`);
+  return value;
+}
+
+/** Implements deepagents' `BackendProtocolV2` on a per-thread {@link Workspace}. */
+export class WorkbenchBackend implements BackendProtocolV2 {
+  private readonly rootDir: string;
+  private readonly threadId: string | undefined;
+  private readonly ops: FileOperations;
+  private readonly credentialPatterns: readonly CredentialPattern[];
+  private readonly redact: boolean;
+  private readonly maxReadChars: number;
+  private readonly maxLineChars: number;
+  private readonly maxWalkFiles: number;
+  private readonly maxGrepFileBytes: number;
+  private readonly skipDirs: ReadonlySet<string>;
+
+  constructor(options: WorkbenchBackendOptions = {}) {
+    if (typeof options !== "object" || options === null) throw new TypeError("WorkbenchBackend: options must be an object");
+    this.rootDir = resolveRootDir(options.rootDir);
+    this.threadId = options.threadId;
+    this.ops = options.fileOps ?? new LocalFileOperations();
+    this.credentialPatterns = options.credentialPatterns ?? [];
+    this.redact = options.redact ?? true;
+    this.maxReadChars = positiveInt("maxReadChars", options.maxReadChars, DEFAULTS.maxReadChars);
+    this.maxLineChars = positiveInt("maxLineChars", options.maxLineChars, DEFAULTS.maxLineChars);
+    this.maxWalkFiles = positiveInt("maxWalkFiles", options.maxWalkFiles, DEFAULTS.maxWalkFiles);
+    this.maxGrepFileBytes = positiveInt("maxGrepFileBytes", options.maxGrepFileBytes, DEFAULTS.maxGrepFileBytes);
+    this.skipDirs = new Set(options.skipDirs ?? DEFAULTS.skipDirs);
+  }
+
+  /**
+   * A deepagents backend factory (`backend: WorkbenchBackend.factory({ rootDir })`) that binds
+   * each call to the thread of the runtime deepagents passes in. Equivalent to passing an
+   * instance, which reads the thread from the run's config itself.
+   */
+  static factory(options: Omit<WorkbenchBackendOptions, "threadId"> = {}): (runtime: BackendRuntime) => WorkbenchBackend {
+    const shared = new WorkbenchBackend(options);
+    return (runtime) => shared.forThread(threadIdFromConfig(runtime) ?? threadIdFromConfig(safeConfig()));
+  }
+
+  /** A backend with the same options pinned to `threadId`. */
+  forThread(threadId: string | undefined): WorkbenchBackend {
+    const pinned = Object.create(this) as WorkbenchBackend;
+    Object.defineProperty(pinned, "threadId", { value: threadId });
+    return pinned;
+  }
+
+  /** The workspace this call serves: the pinned thread, else the current run's thread. */
+  workspace(): Workspace {
+    return Workspace.forThread(this.rootDir, this.threadId ?? threadIdFromConfig(safeConfig()));
+  }
+
+  async ls(dirPath: string): Promise<LsResult> {
+    return this.guarded(dirPath || "/", async (t) => {
+      const s = await this.ops.stat(t.system);
+      if (!s) return { error: `Directory '${t.shown}' not found. Call ls("/") to see the workspace.` };
+      if (s.type !== "directory") return { error: `'${t.shown}' is a file, not a directory. Use read_file to read it.` };
+      const entries = await this.ops.readdir(t.system);
+      const files: FileInfo[] = [];
+      for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+        const child = joinSystem(t.system, e.name);
+        const cs = await this.ops.lstat(child).catch(() => null);
+        const isDir = e.type === "directory";
+        files.push({
+          path: this.shownPath(t.ws, child) + (isDir ? "/" : ""),
+          is_dir: isDir,
+          size: cs && !isDir ? cs.size : 0,
+          modified_at: cs ? new Date(cs.mtimeMs).toISOString() : undefined,
+        });
+      }
+      return { files };
+    });
+  }
+
+  async read(filePath: string, offset = 0, limit = 500): Promise<ReadResult> {
+    return this.guarded(filePath, async (t) => {
+      const refused = await this.refuseRead(t);
+      if (refused) return { error: refused };
+      const start = Math.max(0, Math.floor(Number.isFinite(offset) ? offset : 0));
+      const count = Math.max(1, Math.floor(Number.isFinite(limit) && limit > 0 ? limit : 500));
+      const window = await this.ops.readLines(t.system, { offset: start + 1, limit: count, maxLineChars: this.maxLineChars });
+      if (window.lines.length === 0) {
+        if (start === 0) return { content: EMPTY_FILE_NOTE, mimeType: "text/plain" };
+        const total = window.totalLines ?? (await this.ops.countLines(t.system));
+        return { error: `Line offset ${start} is past the end of '${t.shown}' (${total} lines). Use an offset below ${total}.` };
+      }
+      const cut = new Set(window.cutLines);
+      let lines = window.lines.map((l, i) => (cut.has(start + i + 1) ? `${l}... [truncated]` : l));
+      let chars = 0;
+      let kept = 0;
+      for (const l of lines) {
+        if (kept > 0 && chars + l.length + 1 > this.maxReadChars) break;
+        chars += l.length + 1;
+        kept++;
+      }
+      const capped = kept < lines.length;
+      lines = lines.slice(0, kept);
+      const text = lines.join("\n");
+      const totalLines = window.totalLines ?? (await this.ops.countLines(t.system));
+      const endLine = start + lines.length;
+      return {
+        content: this.redact ? redactSecrets(text) : text,
+        mimeType: "text/plain",
+        totalLines,
+        startLine: start + 1,
+        endLine,
+        nextOffset: capped || window.hasMore || endLine < totalLines ? endLine : undefined,
+      };
+    });
+  }
+
+  async readRaw(filePath: string): Promise<ReadRawResult> {
+    return this.guarded(filePath, async (t) => {
+      const refused = await this.refuseRead(t);
+      if (refused) return { error: refused };
+      const s = (await this.ops.stat(t.system))!;
+      if (s.size > this.maxReadChars * 4) {
+        return { error: `'${t.shown}' is ${s.size} bytes, too large to load whole. Use read_file with offset and limit.` };
+      }
+      const text = await this.ops.readText(t.system);
+      const stamp = new Date(s.mtimeMs).toISOString();
+      return {
+        data: { content: this.redact ? redactSecrets(text) : text, mimeType: "text/plain", created_at: stamp, modified_at: stamp },
+      };
+    });
+  }
+
+  async write(filePath: string, content: string): Promise<WriteResult> {
+    return this.guarded(filePath, async (t) => {
+      if (typeof content !== "string") return { error: "content must be a string: pass the full text of the file." };
+      const refused = this.refuseWrite(t, content);
+      if (refused) return { error: refused };
+      return withPathLock(t.system, async () => {
+        const existing = await this.ops.lstat(t.system);
+        if (existing) {
+          return { error: `'${t.shown}' already exists. Use edit_file to change it, or read it first and write a new path.` };
+        }
+        await this.ops.writeAtomic(t.system, content);
+        return { path: t.shown, filesUpdate: null };
+      });
+    });
+  }
+
+  async edit(filePath: string, oldString: string, newString: string, replaceAll = false): Promise<EditResult> {
+    return this.guarded(filePath, async (t) => {
+      if (typeof oldString !== "string" || typeof newString !== "string") {
+        return { error: "old_string and new_string must both be strings." };
+      }
+      const refused = (await this.refuseRead(t)) ?? this.refuseWrite(t, newString);
+      if (refused) return { error: refused };
+      if (containsRedactionMarker(oldString)) {
+        return { error: "old_string contains a redaction marker («redacted…»): the file holds the real secret there. Anchor the edit on nearby lines instead." };
+      }
+      if (oldString === "") return { error: "old_string is empty. Pass the exact text to replace (read the file first)." };
+      return withPathLock(t.system, async () => {
+        const before = await this.ops.readText(t.system);
+        const occurrences = before.split(oldString).length - 1;
+        if (occurrences === 0) return { error: `String not found in '${t.shown}'. Read the file and copy the exact text, whitespace included.` };
+        if (occurrences > 1 && !replaceAll) {
+          return { error: `String appears ${occurrences} times in '${t.shown}'. Add surrounding lines to make it unique, or set replace_all.` };
+        }
+        const after = replaceAll ? before.split(oldString).join(newString) : before.replace(oldString, () => newString);
+        await this.ops.writeAtomic(t.system, after);
+        return { path: t.shown, filesUpdate: null, occurrences: replaceAll ? occurrences : 1 };
+      });
+    });
+  }
+
+  async delete(filePath: string): Promise<DeleteResult> {
+    return this.guarded(filePath, async (t) => {
+      const s = await this.ops.lstat(t.system);
+      if (!s) return { error: `'${t.shown}' not found.` };
+      if (s.type === "directory") return { error: `'${t.shown}' is a directory; delete its files one by one.` };
+      await this.ops.remove(t.system);
+      return { path: t.shown, filesUpdate: null };
+    });
+  }
+
+  async glob(pattern: string, basePath = "/"): Promise<GlobResult> {
+    return this.guarded(basePath || "/", async (t) => {
+      if (typeof pattern !== "string" || pattern.trim() === "") return { error: "pattern must be a non-empty glob such as '**/*.md'." };
+      const matches = globMatcher(pattern);
+      const files: FileInfo[] = [];
+      const truncated = await this.walk(t.system, async (system, rel) => {
+        if (!matches(rel)) return;
+        const s = await this.ops.stat(system).catch(() => null);
+        files.push({ path: this.shownPath(t.ws, system), is_dir: false, size: s?.size, modified_at: s ? new Date(s.mtimeMs).toISOString() : undefined });
+      });
+      files.sort((a, b) => a.path.localeCompare(b.path));
+      return truncated ? { files, truncated } : { files };
+    });
+  }
+
+  async grep(pattern: string, basePath?: string | null, glob?: string | null, maxCount?: number | null): Promise<GrepResult> {
+    return this.guarded(basePath || "/", async (t) => {
+      if (typeof pattern !== "string" || pattern === "") return { error: "pattern must be non-empty literal text to search for." };
+      const include = glob ? globMatcher(glob, true) : () => true;
+      const cap = maxCount && maxCount > 0 ? Math.floor(maxCount) : Number.POSITIVE_INFINITY;
+      const matches: GrepMatch[] = [];
+      let skippedCredentials = 0;
+      const visit = async (system: string, rel: string): Promise<boolean | void> => {
+        if (!include(rel)) return;
+        if (credentialPathReason(rel, this.credentialPatterns)) {
+          skippedCredentials++;
+          return;
+        }
+        if (hasBinaryExtension(rel)) return;
+        const s = await this.ops.stat(system).catch(() => null);
+        if (!s || s.type !== "file" || s.size > this.maxGrepFileBytes) return;
+        if (sniffBinary(await this.ops.readBytes(system, 0, SNIFF_BYTES))) return;
+        const text = await this.ops.readText(system);
+        if (!text.includes(pattern)) return;
+        const lines = text.split(/\r?\n/);
+        for (let i = 0; i < lines.length; i++) {
+          if (!lines[i]!.includes(pattern)) continue;
+          const line = lines[i]!.length > this.maxLineChars ? `${lines[i]!.slice(0, this.maxLineChars)}... [truncated]` : lines[i]!;
+          matches.push({ path: this.shownPath(t.ws, system), line: i + 1, text: this.redact ? redactSecrets(line) : line });
+          if (matches.length >= cap) return true;
+        }
+      };
+      const s = await this.ops.stat(t.system);
+      if (!s) return { error: `Path '${t.shown}' not found. Use "/" to search the whole workspace.` };
+      let truncated: boolean;
+      if (s.type === "file") {
+        truncated = (await visit(t.system, t.ws.toAgentPath(t.system))) === true;
+      } else {
+        truncated = await this.walk(t.system, visit);
+      }
+      const result: GrepResult = { matches };
+      if (truncated || matches.length >= cap) result.truncated = true;
+      if (skippedCredentials > 0 && matches.length === 0) {
+        // deepagents prints only the matches; say why a credential file did not show up.
+        result.error = `No matches outside protected files; ${skippedCredentials} credential file(s) (.env, keys, tokens) are never searched.`;
+      }
+      return result;
+    });
+  }
+
+  // ---- internals ----
+
+  /** Resolves the agent path and runs `fn`; every failure becomes an `{ error }` without host paths. */
+  private async guarded<R extends { error?: string }>(agentPath: string, fn: (t: Target) => Promise<R>): Promise<R> {
+    let ws: Workspace | undefined;
+    try {
+      if (typeof agentPath !== "string" || agentPath.trim() === "") {
+        return { error: "path must be a non-empty string such as '/notes.md'." } as R;
+      }
+      const device = devicePathReason(agentPath.trim());
+      if (device) return { error: device } as R;
+      ws = this.workspace();
+      const system = await ws.resolve(agentPath);
+      return await fn({ ws, system, shown: this.shownPath(ws, system) });
+    } catch (err) {
+      const message = err instanceof WorkspacePathError ? err.message : describeFsError(err, agentPath);
+      return { error: ws ? ws.rewrite(message) : message } as R;
+    }
+  }
+
+  /** Why a read of this target is refused (guiding text), or `undefined`. */
+  private async refuseRead(t: Target): Promise<string | undefined> {
+    const rel = t.ws.toAgentPath(t.system);
+    const credential = credentialPathReason(rel, this.credentialPatterns);
+    if (credential) return `'${t.shown}' is a protected file and is never read. ${credential}`;
+    if (hasBinaryExtension(rel)) return binaryFileMessage(t.shown, "extension");
+    const s = await this.ops.stat(t.system);
+    if (!s) return await this.notFound(t);
+    const nonRegular = nonRegularFileReason(t.shown, s);
+    if (nonRegular) return nonRegular;
+    if (s.size > 0 && sniffBinary(await this.ops.readBytes(t.system, 0, SNIFF_BYTES))) return binaryFileMessage(t.shown, "content");
+    return undefined;
+  }
+
+  private refuseWrite(t: Target, content: string): string | undefined {
+    const rel = t.ws.toAgentPath(t.system);
+    if (rel === ".") return "The path names the workspace directory itself; add a file name.";
+    const credential = credentialPathReason(rel, this.credentialPatterns);
+    if (credential) return `'${t.shown}' is a protected file and is never written by the agent. ${credential}`;
+    if (containsRedactionMarker(content)) {
+      return "The content contains a redaction marker («redacted…»): writing it would replace a real secret with the marker. Leave secret lines out or ask the user to edit them.";
+    }
+    return undefined;
+  }
+
+  private async notFound(t: Target): Promise<string> {
+    const dir = t.system.slice(0, t.system.lastIndexOf("/")) || "/";
+    const base = t.system.slice(t.system.lastIndexOf("/") + 1).toLowerCase();
+    const siblings = await this.ops.readdir(dir).catch(() => []);
+    const similar = siblings
+      .map((e) => e.name)
+      .filter((n) => {
+        const stem = n.toLowerCase().replace(/\.[^.]*$/, "");
+        return !credentialPathReason(n, this.credentialPatterns) && ((base.length >= 3 && n.toLowerCase().startsWith(base.slice(0, 3))) || (stem.length >= 3 && base.includes(stem)));
+      })
+      .slice(0, 5)
+      .map((n) => this.shownPath(t.ws, joinSystem(dir, n)));
+    return `File '${t.shown}' not found.${similar.length ? ` Similar: ${similar.join(", ")}.` : ""} Use ls or glob to find the right path.`;
+  }
+
+  /**
+   * Walks `dir` breadth-first, calling `visit(systemPath, relToDir)` for each regular file or
+   * symlink (never followed into directories). Unreadable directories are skipped, not fatal.
+   * Returns true when the walk stopped early (file cap, or `visit` returned true).
+   */
+  private async walk(dir: string, visit: (system: string, rel: string) => Promise<boolean | void>): Promise<boolean> {
+    const queue: [string, string][] = [[dir, ""]];
+    let seen = 0;
+    while (queue.length > 0) {
+      const [current, rel] = queue.shift()!;
+      const entries = await this.ops.readdir(current).catch(() => []);
+      entries.sort((a, b) => a.name.localeCompare(b.name));
+      for (const e of entries) {
+        const childRel = rel ? `${rel}/${e.name}` : e.name;
+        const child = joinSystem(current, e.name);
+        if (e.type === "directory") {
+          if (!this.skipDirs.has(e.name)) queue.push([child, childRel]);
+          continue;
+        }
+        if (e.type === "other") continue;
+        if (e.type === "symlink") {
+          // A symlink may point out of the workspace: only follow it when its target is inside.
+          const real = await this.ops.realpath(child).catch(() => undefined);
+          const ws = this.workspace();
+          if (!real || ws.toAgentPath(real) === real) continue;
+        }
+        if (++seen > this.maxWalkFiles) return true;
+        if ((await visit(child, childRel)) === true) return true;
+      }
+    }
+    return false;
+  }
+
+  private shownPath(ws: Workspace, system: string): string {
+    const rel = ws.toAgentPath(system);
+    if (rel === system) return ws.rewrite(system);
+    return rel === "." ? "/" : `/${rel.replace(/\\/g, "/")}`;
+  }
+}
+
+function joinSystem(dir: string, name: string): string {
+  return dir.endsWith("/") ? `${dir}${name}` : `${dir}/${name}`;
+}
+
+function safeConfig(): unknown {
+  try {
+    return getConfig();
+  } catch {
+    // Outside a LangGraph run (a direct call): the default thread.
+    return undefined;
+  }
+}
+
+function describeFsError(err: unknown, agentPath: string): string {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  switch (code) {
+    case "ENOENT":
+      return `'${agentPath}' not found. Use ls or glob to find the right path.`;
+    case "EACCES":
+    case "EPERM":
+      return `Permission denied for '${agentPath}'.`;
+    case "EISDIR":
+      return `'${agentPath}' is a directory. Use ls to list it.`;
+    case "ENOTDIR":
+      return `A parent of '${agentPath}' is a file, not a directory.`;
+    default:
+      return `Could not access '${agentPath}': ${err instanceof Error ? err.message : String(err)}`;
+  }
+}
