@@ -17,12 +17,14 @@ export * from "./guards/url.js";
 export * from "./guards/policy.js";
 
 // patch engine
+export * from "./patch/index.js";
 
 // web backends
 export * from "./web/safeFetch.js";
 export * from "./web/fetchBackend.js";
 export * from "./web/htmlToMarkdown.js";
 export * from "./web/summarize.js";
+export * from "./web/index.js";
 
 // middleware and tools (also available as "langgraph-workbench/middleware" and "/tools")
 export * from "../middleware/index.js";
