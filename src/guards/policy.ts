@@ -1,6 +1,6 @@
 import { readFile, stat } from "node:fs/promises";
 import robotsParserModule from "robots-parser";
-import { DEFAULT_USER_AGENT, safeFetch } from "../web/safeFetch.js";
+import { WORKBENCH_USER_AGENT, safeFetch } from "../web/safeFetch.js";
 import { normaliseHost, type UrlSafetyOptions } from "./url.js";
 
 /** How robots.txt is applied: ignored, a warning on the result (default), or a hard block. */
@@ -91,7 +91,7 @@ export class WebsitePolicy {
     if (opts.robotsTtlMs !== undefined && !(opts.robotsTtlMs >= 0)) throw new RangeError("robotsTtlMs must be >= 0");
     this.mode = mode;
     this.robotsTtlMs = opts.robotsTtlMs ?? DEFAULT_ROBOTS_TTL_MS;
-    this.userAgent = opts.userAgent ?? DEFAULT_USER_AGENT;
+    this.userAgent = opts.userAgent ?? WORKBENCH_USER_AGENT;
     this.optionRules = (opts.blocklist?.domains ?? []).flatMap((text) => compileRule(text, "options") ?? []);
     this.files = opts.blocklist?.files ?? [];
   }

@@ -3,10 +3,10 @@ import type { WebsitePolicy } from "../guards/policy.js";
 import type { UrlSafetyOptions } from "../guards/url.js";
 import { htmlToMarkdown, stripDataImages } from "./htmlToMarkdown.js";
 import {
-  DEFAULT_MAX_BYTES,
-  DEFAULT_MAX_REDIRECTS,
-  DEFAULT_TIMEOUT_MS,
-  DEFAULT_USER_AGENT,
+  DEFAULT_FETCH_MAX_BYTES,
+  DEFAULT_FETCH_MAX_REDIRECTS,
+  DEFAULT_FETCH_TIMEOUT_MS,
+  WORKBENCH_USER_AGENT,
   safeFetch,
   type SafeFetchResponse,
 } from "./safeFetch.js";
@@ -41,10 +41,10 @@ export function createFetchBackend(options: FetchBackendOptions = {}): WebBacken
   const concurrency = options.concurrency ?? 5;
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new RangeError("concurrency must be a positive integer");
   const fetchOptions = {
-    maxBytes: options.maxBytes ?? DEFAULT_MAX_BYTES,
-    timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-    maxRedirects: options.maxRedirects ?? DEFAULT_MAX_REDIRECTS,
-    userAgent: options.userAgent ?? DEFAULT_USER_AGENT,
+    maxBytes: options.maxBytes ?? DEFAULT_FETCH_MAX_BYTES,
+    timeoutMs: options.timeoutMs ?? DEFAULT_FETCH_TIMEOUT_MS,
+    maxRedirects: options.maxRedirects ?? DEFAULT_FETCH_MAX_REDIRECTS,
+    userAgent: options.userAgent ?? WORKBENCH_USER_AGENT,
     urlSafety: options.urlSafety,
   };
   const policy = options.policy;

@@ -25,7 +25,7 @@ const NOISE = ["script", "style", "noscript", "template", "iframe", "svg", "canv
 
 /** Markdown/HTML images whose source is inlined base64, and bare base64 data URIs. */
 const DATA_IMAGE_MARKDOWN = /!\[[^\]]*\]\(\s*data:[^)]*\)/gi;
-const DATA_URI = /data:[a-z0-9.+-]+\/[a-z0-9.+-]+(?:;[a-z0-9=.+-]+)*;base64,[a-z0-9+/=\s]+/gi;
+const DATA_URI = /data:[a-z0-9.+-]+\/[a-z0-9.+-]+(?:;[a-z0-9=.+-]+)*;base64,[a-z0-9+/=]+/gi;
 
 /**
  * Removes inlined base64 images (Markdown image syntax and bare `data:` URIs): they cost many

@@ -7,11 +7,11 @@ import { checkUrlSafety, type UrlSafetyOptions } from "../guards/url.js";
 export const WORKBENCH_VERSION = "0.1.0";
 
 /** The user agent every workbench HTTP client sends unless told otherwise. */
-export const DEFAULT_USER_AGENT = `langgraph-workbench/${WORKBENCH_VERSION} (+https://github.com/langgraph-workbench/langgraph-workbench)`;
+export const WORKBENCH_USER_AGENT = `langgraph-workbench/${WORKBENCH_VERSION} (+https://github.com/langgraph-workbench/langgraph-workbench)`;
 
-export const DEFAULT_MAX_BYTES = 5 * 1024 * 1024;
-export const DEFAULT_TIMEOUT_MS = 20_000;
-export const DEFAULT_MAX_REDIRECTS = 5;
+export const DEFAULT_FETCH_MAX_BYTES = 5 * 1024 * 1024;
+export const DEFAULT_FETCH_TIMEOUT_MS = 20_000;
+export const DEFAULT_FETCH_MAX_REDIRECTS = 5;
 
 /** Extra per-hop veto (e.g. the website policy); return a reason to stop before connecting. */
 export type HopCheck = (url: string) => Promise<string | undefined>;
@@ -24,7 +24,7 @@ export interface SafeFetchOptions {
   timeoutMs?: number;
   /** Redirects followed, each re-checked. Default 5. */
   maxRedirects?: number;
-  /** `User-Agent` header. Default {@link DEFAULT_USER_AGENT}. */
+  /** `User-Agent` header. Default {@link WORKBENCH_USER_AGENT}. */
   userAgent?: string;
   /** Passed to {@link checkUrlSafety} for every hop. */
   urlSafety?: UrlSafetyOptions;
@@ -72,9 +72,9 @@ const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
  * Ignores `HTTP_PROXY` (a proxy would connect on our behalf to unvetted addresses).
  */
 export async function safeFetch(url: string, options: SafeFetchOptions = {}): Promise<SafeFetchResponse> {
-  const maxBytes = positiveInt(options.maxBytes, DEFAULT_MAX_BYTES, "maxBytes");
-  const timeoutMs = positiveInt(options.timeoutMs, DEFAULT_TIMEOUT_MS, "timeoutMs");
-  const maxRedirects = nonNegativeInt(options.maxRedirects, DEFAULT_MAX_REDIRECTS, "maxRedirects");
+  const maxBytes = positiveInt(options.maxBytes, DEFAULT_FETCH_MAX_BYTES, "maxBytes");
+  const timeoutMs = positiveInt(options.timeoutMs, DEFAULT_FETCH_TIMEOUT_MS, "timeoutMs");
+  const maxRedirects = nonNegativeInt(options.maxRedirects, DEFAULT_FETCH_MAX_REDIRECTS, "maxRedirects");
   const deadline = AbortSignal.timeout(timeoutMs);
   const signal = options.signal ? AbortSignal.any([deadline, options.signal]) : deadline;
 
@@ -94,7 +94,7 @@ export async function safeFetch(url: string, options: SafeFetchOptions = {}): Pr
         method: "GET",
         dispatcher: agent,
         signal,
-        headers: { "user-agent": options.userAgent ?? DEFAULT_USER_AGENT, accept: "*/*", ...options.headers },
+        headers: { "user-agent": options.userAgent ?? WORKBENCH_USER_AGENT, accept: "*/*", ...options.headers },
       }).catch((error: unknown) => {
         throw toFetchError(error, current, signal, deadline, timeoutMs);
       });

@@ -1,0 +1,207 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { WebsitePolicy } from "../src/guards/policy.js";
+import { createFetchBackend } from "../src/web/fetchBackend.js";
+import { htmlToMarkdown, stripDataImages } from "../src/web/htmlToMarkdown.js";
+import { SafeFetchError, safeFetch } from "../src/web/safeFetch.js";
+import { startSiteServer, type SiteServer } from "./helpers/siteServer.js";
+
+let site: SiteServer;
+let other: SiteServer;
+/** The site itself is on loopback, so tests open exactly 127.0.0.1 (and nothing else). */
+const urlSafety = { allowPrivate: false, allowHosts: ["127.0.0.1"] };
+
+before(async () => {
+  site = await startSiteServer();
+  other = await startSiteServer();
+});
+after(async () => {
+  await site.close();
+  await other.close();
+});
+
+const backend = (extra: Parameters<typeof createFetchBackend>[0] = {}) =>
+  createFetchBackend({ urlSafety, timeoutMs: 3_000, ...extra });
+
+describe("fetch backend: content", () => {
+  it("is named fetch and cannot search", () => {
+    const b = backend();
+    assert.equal(b.name, "fetch");
+    assert.equal(b.search, undefined);
+  });
+
+  it("turns an HTML article into readable Markdown with its title", async () => {
+    const [result] = await backend().extract([site.url("/article")], {});
+    assert.equal(result!.error, null);
+    assert.equal(result!.title, "Guarded Fetching");
+    const md = result!.content;
+    assert.match(md, /pinned to the vetted address/);
+    assert.match(md, /```\nconst verdict = await checkUrlSafety\(url\);\n```/);
+    assert.match(md, /\| Range \| Blocked \|\n\| --- \| --- \|\n\| 10\.0\.0\.0\/8 \| yes \|/);
+    assert.match(md, new RegExp(`\\[safety model\\]\\(${site.origin}/docs/safety\\)`));
+    assert.doesNotMatch(md, /base64|iVBORw0KGgo/);
+    assert.doesNotMatch(md, /window\.tracking|color: red/);
+  });
+
+  it("sends the workbench user agent", async () => {
+    await backend().extract([site.url("/plain")], {});
+    const request = site.requests.findLast((r) => r.path === "/plain");
+    assert.match(String(request?.headers["user-agent"]), /^langgraph-workbench\/\d+\.\d+\.\d+ \(\+https:\/\/github\.com\//);
+  });
+
+  it("passes text/plain and JSON through, decoding the declared charset", async () => {
+    const [plain, json, latin1] = await backend().extract([site.url("/plain"), site.url("/data.json"), site.url("/latin1")], {});
+    assert.equal(plain!.content, "plain text body\nsecond line");
+    assert.deepEqual(JSON.parse(json!.content), { ok: true, items: [1, 2] });
+    assert.equal(latin1!.content, "café");
+  });
+
+  it("sniffs HTML served without a content type", async () => {
+    const [result] = await backend().extract([site.url("/untyped-html")], {});
+    assert.equal(result!.title, "Untyped");
+    assert.match(result!.content, /untyped page/);
+  });
+
+  it("refuses PDFs (declared or sniffed) and binaries with a clear per-URL error", async () => {
+    const [pdf, sneaky, binary] = await backend().extract([site.url("/doc.pdf"), site.url("/sneaky-pdf"), site.url("/binary")], {});
+    assert.match(pdf!.error ?? "", /PDF documents are not supported by the keyless fetch backend/);
+    assert.match(sneaky!.error ?? "", /PDF/);
+    assert.match(binary!.error ?? "", /unsupported content type application\/octet-stream/);
+    assert.equal(pdf!.content, "");
+  });
+
+  it("keeps every URL independent and in input order", async () => {
+    const urls = [site.url("/missing"), site.url("/article"), "http://169.254.169.254/", "ftp://x/", site.url("/plain")];
+    const done: string[] = [];
+    const results = await backend().extract(urls, { onUrlDone: (url) => done.push(url) });
+    assert.deepEqual(
+      results.map((r) => r.url),
+      urls,
+    );
+    assert.match(results[0]!.error ?? "", /HTTP 404/);
+    assert.equal(results[1]!.error, null);
+    assert.match(results[2]!.error ?? "", /blocked by URL safety: .*metadata/);
+    assert.match(results[3]!.error ?? "", /only http and https/);
+    assert.equal(results[4]!.error, null);
+    assert.deepEqual([...done].sort(), [...urls].sort());
+  });
+
+  it("strips base64 images from text as well", () => {
+    assert.equal(stripDataImages("a ![x](data:image/gif;base64,R0lGOD==) b"), "a  b");
+    assert.equal(stripDataImages("src=data:image/png;base64,AAAA rest"), "src=[inline data removed] rest");
+    assert.equal(htmlToMarkdown("<p>only <b>this</b></p>").markdown, "only **this**");
+  });
+});
+
+describe("fetch backend: limits", () => {
+  it("aborts a streamed body past maxBytes", async () => {
+    const [result] = await backend({ maxBytes: 64 * 1024 }).extract([site.url("/huge")], {});
+    assert.match(result!.error ?? "", /larger than the 65536-byte cap/);
+  });
+
+  it("refuses a declared content-length past maxBytes without reading it", async () => {
+    const [result] = await backend({ maxBytes: 1024 }).extract([site.url("/huge-declared")], {});
+    assert.match(result!.error ?? "", /larger than the 1024-byte cap/);
+  });
+
+  it("times out a slow page", async () => {
+    const [result] = await backend({ timeoutMs: 200 }).extract([site.url("/slow")], {});
+    assert.match(result!.error ?? "", /timed out after 200 ms/);
+  });
+
+  it("rejects invalid options early", async () => {
+    assert.throws(() => createFetchBackend({ concurrency: 0 }), RangeError);
+    await assert.rejects(safeFetch(site.url("/plain"), { urlSafety, maxBytes: -1 }), RangeError);
+  });
+});
+
+describe("fetch backend: redirects", () => {
+  it("follows a redirect on the same site", async () => {
+    const [result] = await backend().extract([site.url("/redirect/article")], {});
+    assert.equal(result!.error, null);
+    assert.equal(result!.title, "Guarded Fetching");
+  });
+
+  it("follows a redirect to an allowed host on another port", async () => {
+    const target = other.url("/plain");
+    const [result] = await backend().extract([site.url(`/redirect/to?target=${encodeURIComponent(target)}`)], {});
+    assert.equal(result!.error, null);
+    assert.ok(other.paths().includes("/plain"));
+  });
+
+  it("re-checks each hop: a redirect from an allowed name to bare 127.0.0.1 is blocked", async () => {
+    const before = other.requests.length;
+    const target = other.url("/plain");
+    const [result] = await createFetchBackend({
+      urlSafety: { allowPrivate: false, allowHosts: ["site.test"], lookup: async () => ["127.0.0.1"] },
+    }).extract([`http://site.test:${site.port}/redirect/to?target=${encodeURIComponent(target)}`], {});
+    assert.match(result!.error ?? "", /blocked by URL safety: 127\.0\.0\.1 .*loopback/);
+    assert.equal(other.requests.length, before, "the blocked hop was never requested");
+  });
+
+  it("blocks a redirect to the metadata address before connecting", async () => {
+    const hops: string[] = [];
+    const error = await safeFetch(site.url("/redirect/metadata"), { urlSafety, onHop: (url) => hops.push(url) }).catch((e) => e);
+    assert.ok(error instanceof SafeFetchError);
+    assert.equal(error.code, "blocked");
+    assert.equal(error.url, "http://169.254.169.254/latest/meta-data/");
+    assert.match(error.message, /cloud metadata address, always blocked/);
+    // Only the first hop got as far as a connection.
+    assert.deepEqual(hops, [site.url("/redirect/metadata")]);
+  });
+
+  it("follows at most maxRedirects redirects", async () => {
+    const ok = await safeFetch(site.url("/redirect/chain/5"), { urlSafety });
+    assert.equal(ok.body.toString(), "end of chain");
+    assert.equal(ok.hops.length, 6);
+    const error = await safeFetch(site.url("/redirect/chain/6"), { urlSafety }).catch((e) => e);
+    assert.equal(error.code, "too_many_redirects");
+    const [result] = await backend({ maxRedirects: 1 }).extract([site.url("/redirect/chain/2")], {});
+    assert.match(result!.error ?? "", /more than 1 redirects/);
+  });
+
+  it("re-checks the website policy on every hop", async () => {
+    const policy = new WebsitePolicy({ blocklist: { domains: ["blocked.test"] }, respectRobots: "off" });
+    const lookup = async () => ["127.0.0.1"];
+    const target = `http://www.blocked.test:${other.port}/plain`;
+    const before = other.requests.length;
+    const [result] = await createFetchBackend({
+      urlSafety: { allowPrivate: false, allowHosts: ["127.0.0.1", "www.blocked.test"], lookup },
+      policy,
+    }).extract(
+      [site.url(`/redirect/to?target=${encodeURIComponent(target)}`)],
+      {},
+    );
+    assert.match(result!.error ?? "", /blocked by website policy: blocked\.test matches blocked\.test \(options\)/);
+    assert.equal(other.requests.length, before);
+  });
+});
+
+describe("fetch backend: connection pinning", () => {
+  it("connects to the vetted address, never asking DNS again (DNS rebinding)", async () => {
+    const answers = ["127.0.0.1", "169.254.169.254", "10.0.0.1"];
+    let lookups = 0;
+    const lookup = async () => [answers[Math.min(lookups++, answers.length - 1)]!];
+    const response = await safeFetch(`http://rebind.test:${site.port}/plain`, {
+      urlSafety: { allowPrivate: false, allowHosts: ["rebind.test"], lookup },
+    });
+    assert.equal(response.status, 200);
+    assert.equal(response.body.toString(), "plain text body\nsecond line");
+    assert.equal(lookups, 1, "only the guard resolved the name");
+    // rebind.test does not resolve anywhere: the request arrived only because the socket was pinned.
+    const request = site.requests.findLast((r) => r.path === "/plain");
+    assert.equal(request?.headers.host, `rebind.test:${site.port}`);
+  });
+
+  it("ignores HTTP_PROXY", async () => {
+    const saved = process.env.HTTP_PROXY;
+    process.env.HTTP_PROXY = "http://127.0.0.1:9";
+    try {
+      const response = await safeFetch(site.url("/plain"), { urlSafety });
+      assert.equal(response.status, 200);
+    } finally {
+      if (saved === undefined) delete process.env.HTTP_PROXY;
+      else process.env.HTTP_PROXY = saved;
+    }
+  });
+});
