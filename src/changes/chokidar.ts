@@ -26,7 +26,11 @@ export class ChokidarTracker extends WatchingTracker {
       ignored: (p: string) => isIgnored(p),
     });
     this.watcher = watcher;
+    // chokidar 4 reports symlinks found by its initial scan as "add" despite ignoreInitial;
+    // anything before "ready" is part of the baseline, not a change.
+    let ready = false;
     watcher.on("all", (event) => {
+      if (!ready) return;
       if (STRUCTURAL.has(event)) this.bump();
       else if (event === "change") this.noteTime(Date.now());
     });
@@ -34,6 +38,7 @@ export class ChokidarTracker extends WatchingTracker {
       const onError = (err: unknown) => reject(err instanceof Error ? err : new Error(String(err)));
       watcher.once("error", onError);
       watcher.once("ready", () => {
+        ready = true;
         watcher.off("error", onError);
         watcher.on("error", (err) => this.watcherFailed(err));
         resolve();

@@ -1,0 +1,115 @@
+/**
+ * Workspaces for the benchmarks: 1k, 10k or 100k files spread over 1,020 directories
+ * (20 top-level directories × 50 subdirectories, files in the leaves), cached under
+ * `.bench-data/` at the repository root and reused when complete.
+ */
+import { mkdir, readdir, rm, stat, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const BENCH_DATA_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", ".bench-data");
+export const TOP_DIRS = 20;
+export const SUB_DIRS = 50;
+/** Directories in every generated workspace, root excluded. */
+export const DIR_COUNT = TOP_DIRS + TOP_DIRS * SUB_DIRS;
+
+/** The generated workspace with `files` files (created on first use, reused after). */
+export async function benchWorkspace(files: number): Promise<string> {
+  if (!Number.isInteger(files) || files < 1) throw new TypeError("files must be a positive integer");
+  const dir = path.join(BENCH_DATA_DIR, `ws-${files}`);
+  const marker = path.join(BENCH_DATA_DIR, `ws-${files}.complete`);
+  if (await exists(marker)) return dir;
+  await rm(dir, { recursive: true, force: true });
+  const leaves: string[] = [];
+  for (let t = 0; t < TOP_DIRS; t++) {
+    for (let s = 0; s < SUB_DIRS; s++) leaves.push(path.join(dir, `pkg${pad(t, 2)}`, `mod${pad(s, 2)}`));
+  }
+  await Promise.all(leaves.map((leaf) => mkdir(leaf, { recursive: true })));
+  const perLeaf = Math.ceil(files / leaves.length);
+  let made = 0;
+  const batch: Promise<void>[] = [];
+  for (let f = 0; f < perLeaf && made < files; f++) {
+    for (const leaf of leaves) {
+      if (made >= files) break;
+      batch.push(writeFile(path.join(leaf, `file${pad(f, 3)}.txt`), `file ${made}\n`));
+      made++;
+      if (batch.length >= 512) await Promise.all(batch.splice(0));
+    }
+  }
+  await Promise.all(batch);
+  await writeFile(marker, `${files}\n`);
+  return dir;
+}
+
+/**
+ * The seed's change check: walk every directory and stat every file, returning the newest
+ * mtime (epoch ms). The anchor the change trackers and the middleware are measured against.
+ */
+export async function seedStyleNewestMtime(dir: string): Promise<number> {
+  let newest = 0;
+  const pending: string[] = [dir];
+  while (pending.length > 0) {
+    const current = pending.pop()!;
+    let entries;
+    try {
+      entries = await readdir(current, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    const stats = await Promise.all(
+      entries.map(async (e) => {
+        const p = path.join(current, e.name);
+        if (e.isDirectory()) {
+          pending.push(p);
+          return 0;
+        }
+        try {
+          return (await stat(p)).mtimeMs;
+        } catch {
+          return 0;
+        }
+      }),
+    );
+    for (const m of stats) if (m > newest) newest = m;
+  }
+  return newest;
+}
+
+/** Median of a list of numbers (the list is sorted in place). */
+export function median(values: number[]): number {
+  values.sort((a, b) => a - b);
+  const mid = values.length >> 1;
+  return values.length % 2 ? values[mid]! : (values[mid - 1]! + values[mid]!) / 2;
+}
+
+/** Runs `fn` `runs` times after `warmup` unmeasured runs; returns each run's wall time in ms. */
+export async function timeRuns(fn: () => unknown, runs: number, warmup = 1): Promise<number[]> {
+  for (let i = 0; i < warmup; i++) await fn();
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    await fn();
+    times.push(performance.now() - t0);
+  }
+  return times;
+}
+
+/** `n` formatted with two significant decimals (`1.23`), or `12.3`/`123` for larger values. */
+export function fmt(n: number): string {
+  if (!Number.isFinite(n)) return String(n);
+  const abs = Math.abs(n);
+  return abs >= 100 ? n.toFixed(0) : abs >= 10 ? n.toFixed(1) : n.toFixed(2);
+}
+
+function pad(n: number, width: number): string {
+  return String(n).padStart(width, "0");
+}
+
+async function exists(p: string): Promise<boolean> {
+  try {
+    await stat(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
