@@ -1,2 +1,25 @@
 // Public API of "langgraph-workbench/middleware".
+// FileManager middleware
+export {
+  createFileManagerMiddleware,
+  FileManagerHooks,
+  fileManagerStateSchema,
+  DEFAULT_READ_ONLY_TOOLS,
+  type FileManagerMiddleware,
+  type FileManagerOptions,
+  type FileManagerErrorContext,
+  type FileManagerStateView,
+} from "./fileManager.js";
+export { isWorkspaceTreeMessage, buildTreeMessage, WORKSPACE_TREE_MARKER } from "./treeMessage.js";
+export {
+  composeToolCallSteps,
+  catchToolErrorsStep,
+  mapPathArgsStep,
+  markTreeDirtyStep,
+  rewritePathsStep,
+  type ToolCallContext,
+  type ToolCallNext,
+  type ToolCallStep,
+} from "./toolCallSteps.js";
+export { mapContentText, mapMessageText, mapToolResultText, toolErrorMessage, withStateUpdate, type ToolCallResult } from "./toolResults.js";
 export {};

@@ -1,0 +1,383 @@
+import { mkdir, stat } from "node:fs/promises";
+import path from "node:path";
+import { RemoveMessage, type BaseMessage } from "@langchain/core/messages";
+import { getConfig, ReducedValue, StateSchema } from "@langchain/langgraph";
+import { createMiddleware, type ToolCallRequest } from "langchain";
+import { z } from "zod";
+import { TrackerPool, TRACKER_KINDS, type ChangeTracker } from "../src/changes/index.js";
+import { renderDirectoryTree, treeFingerprint } from "../src/tree.js";
+import { Workspace, resolveRootDir } from "../src/workspace.js";
+import { threadIdFromConfig } from "../tools/context.js";
+import {
+  catchToolErrorsStep,
+  composeToolCallSteps,
+  mapPathArgsStep,
+  markTreeDirtyStep,
+  rewritePathsStep,
+  type ToolCallStep,
+} from "./toolCallSteps.js";
+import type { ToolCallResult } from "./toolResults.js";
+import { buildTreeMessage, isWorkspaceTreeMessage } from "./treeMessage.js";
+
+/** Tools of this package that never change the workspace. */
+export const DEFAULT_READ_ONLY_TOOLS: readonly string[] = ["get_current_time", "read_file", "search_files", "web_search", "web_extract"];
+
+/** Where a FileManager failure happened (passed to `onError`). */
+export type FileManagerErrorContext = { hook: "beforeAgent" | "beforeModel" | "wrapToolCall"; threadId: string };
+
+/** Options of {@link createFileManagerMiddleware}. */
+export interface FileManagerOptions {
+  /**
+   * Root holding one directory per thread (`rootDir/<thread_id>`). Default: `WORKBENCH_ROOT`,
+   * else `./agent_files`, resolved once when the middleware is created. Give the tools the same.
+   */
+  rootDir?: string;
+  /** Budget of the tree shown to the model. */
+  tree?: {
+    /** Most entries listed (default 200); the rest is summarised per directory. */
+    maxEntries?: number;
+    /** Deepest level listed (default unlimited). */
+    maxDepth?: number;
+    /** Extra gitignore-style patterns to hide (`.git`, `node_modules` and `.gitignore` rules always apply). */
+    ignore?: string[];
+  };
+  /** Show the tree on a thread's first model call when the workspace is not empty. Default true. */
+  injectOnFirstCall?: boolean;
+  /** Remove the previous tree message when adding a new one, so history holds one tree. Default true. */
+  keepOnlyLatestTree?: boolean;
+  /** Replace system paths of the thread directory with agent paths in tool results. Default true. */
+  rewritePaths?: boolean;
+  /**
+   * Argument names holding paths in tools this package did not make (deepagents', MCP tools),
+   * e.g. `["path", "file_path"]`: they are mapped from agent paths to confined system paths
+   * before the call. Default `[]`.
+   */
+  pathArgs?: string[];
+  /**
+   * Tools that never change the workspace: after them the next model call skips the tree check
+   * unless the tracker saw a change. Default {@link DEFAULT_READ_ONLY_TOOLS}.
+   */
+  readOnlyTools?: string[];
+  /** Change tracking: implementation, most live watchers (LRU), idle close time, poll interval. */
+  tracker?: { kind?: "parcel" | "chokidar" | "polling"; maxLive?: number; idleMs?: number; pollIntervalMs?: number };
+  /**
+   * Extra `wrapToolCall` steps, run after the built-in ones (inside error catching and path
+   * rewriting). See {@link ToolCallStep}.
+   */
+  toolCallSteps?: ToolCallStep[];
+  /** Told about failures the middleware survived (default: one `console.warn` line). */
+  onError?: (error: Error, context: FileManagerErrorContext) => void;
+}
+
+const isFunction = (v: unknown) => typeof v === "function";
+
+const optionsSchema = z.object({
+  rootDir: z.string().trim().min(1, "rootDir must be a non-empty path").optional(),
+  tree: z
+    .object({
+      maxEntries: z.number().int().positive().optional(),
+      maxDepth: z.number().int().positive().optional(),
+      ignore: z.array(z.string()).optional(),
+    })
+    .strict()
+    .optional(),
+  injectOnFirstCall: z.boolean().optional(),
+  keepOnlyLatestTree: z.boolean().optional(),
+  rewritePaths: z.boolean().optional(),
+  pathArgs: z.array(z.string().min(1)).optional(),
+  readOnlyTools: z.array(z.string().min(1)).optional(),
+  tracker: z
+    .object({
+      kind: z.enum(TRACKER_KINDS as unknown as ["parcel", "chokidar", "polling"]).optional(),
+      maxLive: z.number().int().positive().optional(),
+      idleMs: z.number().positive().optional(),
+      pollIntervalMs: z.number().min(20).optional(),
+    })
+    .strict()
+    .optional(),
+  toolCallSteps: z.array(z.custom<ToolCallStep>(isFunction, "each tool call step must be a function")).optional(),
+  onError: z.custom<FileManagerOptions["onError"]>(isFunction, "onError must be a function").optional(),
+});
+
+/**
+ * State kept per thread. Public keys mirror the seed (`start_work_time`, `file_update_time`);
+ * `_` keys are private (checkpointed, hidden from the agent's input and output).
+ */
+export const fileManagerStateSchema = new StateSchema({
+  /** When the current run started (epoch ms). */
+  startWorkTime: z.number().optional(),
+  /** Newest known change to the workspace (epoch ms), as the seed's `file_update_time`. */
+  fileUpdateTime: z.number().optional(),
+  /** Fingerprint of the tree the model last saw (or was deliberately not shown). */
+  _treeFingerprint: z.string().optional(),
+  /** Id of the latest tree message, to notice when summarisation or trimming removed it. */
+  _treeMessageId: z.string().optional(),
+  /**
+   * A tool that may change the workspace ran since the last check. Reduced (last write wins)
+   * because parallel tool calls write it in the same step.
+   */
+  _treeDirty: new ReducedValue(z.boolean().optional(), { reducer: (_current: boolean | undefined, next: boolean | undefined) => next }),
+});
+
+/** The slice of agent state the FileManager reads. */
+export interface FileManagerStateView {
+  messages?: BaseMessage[];
+  startWorkTime?: number;
+  fileUpdateTime?: number;
+  _treeFingerprint?: string;
+  _treeMessageId?: string;
+  _treeDirty?: boolean;
+}
+
+/** The runtime parts the hooks use. */
+export interface FileManagerRuntimeView {
+  configurable?: { thread_id?: unknown; [key: string]: unknown };
+}
+
+/** A state update produced by the hooks. */
+export type FileManagerUpdate = Partial<Omit<FileManagerStateView, "messages">> & { messages?: BaseMessage[] };
+
+interface TreeCacheEntry {
+  tracker: ChangeTracker;
+  generation: number;
+  fingerprint: string;
+}
+
+/**
+ * The FileManager's hook implementations, usable without an agent (benchmarks, custom graphs).
+ * One instance serves every thread; per-thread facts live in state, per-process facts (trackers,
+ * the tree cache) here.
+ */
+export class FileManagerHooks {
+  readonly rootDir: string;
+  private readonly options: FileManagerOptions;
+  private readonly pool: TrackerPool;
+  private readonly readOnly: Set<string>;
+  private readonly pipeline: readonly ToolCallStep[];
+  private readonly cacheCap: number;
+  /** dir → what the tree looked like at a tracker generation; bounded, insertion order = LRU. */
+  private readonly treeCache = new Map<string, TreeCacheEntry>();
+  private readonly workspaces = new Map<string, Workspace>();
+  private closed = false;
+
+  constructor(options: FileManagerOptions = {}) {
+    const parsed = optionsSchema.safeParse(options ?? {});
+    if (!parsed.success) {
+      throw new TypeError(`Invalid FileManager options: ${z.prettifyError(parsed.error)}`);
+    }
+    this.options = options ?? {};
+    this.rootDir = resolveRootDir(this.options.rootDir);
+    this.pool = new TrackerPool({ ...this.options.tracker, onError: (err, ctx) => this.report(err, "beforeAgent", path.basename(ctx.dir)) });
+    this.cacheCap = Math.max(this.pool.maxLive, 16);
+    this.readOnly = new Set(this.options.readOnlyTools ?? DEFAULT_READ_ONLY_TOOLS);
+    const rewrite = this.options.rewritePaths ?? true;
+    this.pipeline = [
+      markTreeDirtyStep,
+      catchToolErrorsStep({ rewrite, onError: (err, ctx) => this.report(err, "wrapToolCall", ctx.workspace.threadId, false) }),
+      ...(rewrite ? [rewritePathsStep] : []),
+      mapPathArgsStep(this.options.pathArgs ?? []),
+      ...(this.options.toolCallSteps ?? []),
+    ];
+  }
+
+  /** The workspace of a thread (cached, so its real path is learned once). */
+  workspaceFor(threadId: string | undefined): Workspace {
+    const key = threadId ?? "";
+    let ws = this.workspaces.get(key);
+    if (ws) {
+      this.workspaces.delete(key);
+    } else {
+      ws = Workspace.forThread(this.rootDir, threadId);
+    }
+    this.workspaces.set(key, ws);
+    if (this.workspaces.size > 1024) this.workspaces.delete(this.workspaces.keys().next().value as string);
+    return ws;
+  }
+
+  /** Start of a run: timestamps, the directory, the tracker, and a tree check at the first model call. */
+  beforeAgent = async (state: FileManagerStateView, runtime?: FileManagerRuntimeView): Promise<FileManagerUpdate> => {
+    const startWorkTime = Date.now();
+    const threadId = threadIdOf(runtime);
+    try {
+      const ws = this.workspaceFor(threadId);
+      await ws.ensure();
+      // ensure() is memoised; the directory may have been deleted since.
+      await mkdir(ws.dir, { recursive: true });
+      const tracker = this.trackerFor(ws);
+      const newest = tracker?.newestMtimeMs ?? (await stat(ws.dir)).mtimeMs;
+      return {
+        startWorkTime,
+        fileUpdateTime: Math.max(state.fileUpdateTime ?? 0, newest),
+        // Watcher events are asynchronous: files changed just before this run may not be
+        // reported yet, so the first model call of every run checks the tree itself.
+        _treeDirty: true,
+      };
+    } catch (error) {
+      this.report(error, "beforeAgent", threadId);
+      return { startWorkTime, _treeDirty: true };
+    }
+  };
+
+  /**
+   * Before each model call: O(1) when nothing changed (tracker generation and the cached
+   * fingerprint agree with state); otherwise renders the tree and, if it differs from what the
+   * model last saw, adds it as a message (removing the previous one).
+   */
+  beforeModel = async (state: FileManagerStateView, runtime?: FileManagerRuntimeView): Promise<FileManagerUpdate | undefined> => {
+    const threadId = threadIdOf(runtime);
+    try {
+      const ws = this.workspaceFor(threadId);
+      await ws.ensure();
+      const tracker = this.trackerFor(ws);
+      const seen = state._treeFingerprint;
+      const treeGone = Boolean(state._treeMessageId) && !hasMessageId(state.messages, state._treeMessageId!);
+      const cached = this.treeCache.get(ws.dir);
+      const unchanged =
+        seen !== undefined &&
+        !state._treeDirty &&
+        !treeGone &&
+        tracker !== undefined &&
+        tracker.live &&
+        cached !== undefined &&
+        cached.tracker === tracker &&
+        cached.generation === tracker.generation &&
+        cached.fingerprint === seen;
+      if (unchanged) return undefined;
+      return await this.checkTree(state, ws, tracker, treeGone);
+    } catch (error) {
+      this.report(error, "beforeModel", threadId);
+      return undefined;
+    }
+  };
+
+  /** Runs a tool call through the pipeline (path mapping, rewriting, error catching, dirty marking). */
+  wrapToolCall = async (
+    request: ToolCallRequest,
+    handler: (request: ToolCallRequest) => ToolCallResult | Promise<ToolCallResult>,
+  ): Promise<ToolCallResult> => {
+    const threadId = threadIdOf(request.runtime as FileManagerRuntimeView | undefined);
+    const ws = this.workspaceFor(threadId);
+    const readOnly = this.readOnly.has(request.toolCall.name);
+    return composeToolCallSteps(this.pipeline, handler)({ request, workspace: ws, readOnly });
+  };
+
+  /** Closes every tracker; afterwards the hooks still work but check the tree on every call. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.treeCache.clear();
+    await this.pool.close();
+  }
+
+  private trackerFor(ws: Workspace): ChangeTracker | undefined {
+    if (this.closed) return undefined;
+    return this.pool.get(ws.dir);
+  }
+
+  private async checkTree(
+    state: FileManagerStateView,
+    ws: Workspace,
+    tracker: ChangeTracker | undefined,
+    treeGone: boolean,
+  ): Promise<FileManagerUpdate> {
+    // Read the generation before rendering: a change during the render bumps it past the cached
+    // value, so the next call checks again instead of trusting a possibly stale render.
+    const wasLive = tracker?.live === true;
+    const generation = tracker?.generation ?? 0;
+    const tree = this.options.tree ?? {};
+    const text = await renderDirectoryTree(ws.dir, { ...tree, rootLabel: "." });
+    const fingerprint = treeFingerprint(text);
+    if (tracker && wasLive) this.remember(ws.dir, { tracker, generation, fingerprint });
+
+    const seen = state._treeFingerprint;
+    const first = seen === undefined;
+    const empty = !text.includes("\n");
+    const update: FileManagerUpdate = { _treeFingerprint: fingerprint, _treeDirty: false };
+    const show = first ? (this.options.injectOnFirstCall ?? true) && !empty : fingerprint !== seen || treeGone;
+    if (!show) {
+      if (first) update._treeMessageId = "";
+      return update;
+    }
+    const structureChanged = !first && fingerprint !== seen;
+    const known = state.fileUpdateTime ?? 0;
+    let fileUpdateTime = Math.max(known, tracker?.newestMtimeMs ?? 0);
+    // A change the tracker has not reported yet: its detection time stands in for its mtime.
+    if (structureChanged && fileUpdateTime <= known) fileUpdateTime = Date.now();
+    const message = buildTreeMessage(text, { first: !structureChanged, changedAt: fileUpdateTime || Date.now() });
+    const removals =
+      (this.options.keepOnlyLatestTree ?? true)
+        ? (state.messages ?? []).filter((m) => isWorkspaceTreeMessage(m) && m.id).map((m) => new RemoveMessage({ id: m.id! }))
+        : [];
+    update.messages = [...removals, message];
+    update._treeMessageId = message.id;
+    if (fileUpdateTime > 0) update.fileUpdateTime = fileUpdateTime;
+    return update;
+  }
+
+  private remember(dir: string, entry: TreeCacheEntry): void {
+    this.treeCache.delete(dir);
+    this.treeCache.set(dir, entry);
+    if (this.treeCache.size > this.cacheCap) this.treeCache.delete(this.treeCache.keys().next().value as string);
+  }
+
+  private report(error: unknown, hook: FileManagerErrorContext["hook"], threadId: string | undefined, warnByDefault = true): void {
+    const err = error instanceof Error ? error : new Error(String(error));
+    const context = { hook, threadId: threadId ?? "default" };
+    try {
+      if (this.options.onError) this.options.onError(err, context);
+      else if (warnByDefault) console.warn(`[langgraph-workbench] FileManager ${hook} (thread ${context.threadId}): ${err.message}`);
+    } catch {
+      // The caller's hook failed; nothing sensible left to do with it.
+    }
+  }
+}
+
+function threadIdOf(runtime: FileManagerRuntimeView | undefined): string | undefined {
+  const id = runtime?.configurable?.thread_id;
+  if (id !== undefined && id !== null && id !== "") return String(id);
+  try {
+    return threadIdFromConfig(getConfig());
+  } catch {
+    return undefined; // Called outside a LangGraph run (benchmarks, direct calls).
+  }
+}
+
+function hasMessageId(messages: BaseMessage[] | undefined, id: string): boolean {
+  if (!messages) return false;
+  // The tree message is usually among the last few: search from the end.
+  for (let i = messages.length - 1; i >= 0; i--) if (messages[i]?.id === id) return true;
+  return false;
+}
+
+/**
+ * Shows the agent its workspace and keeps its paths honest:
+ * - **beforeAgent** records `startWorkTime` / `fileUpdateTime` and starts the thread's tracker;
+ * - **beforeModel** adds the directory tree as a user message when the structure changed since
+ *   the tree the model last saw (first call per `injectOnFirstCall`), removing the previous tree
+ *   message; with nothing changed it costs O(1), no filesystem walk;
+ * - **wrapToolCall** maps foreign tools' path arguments (`pathArgs`), rewrites system paths in
+ *   results, turns tool exceptions into error ToolMessages, and marks the tree dirty after tools
+ *   that may change files so the very next model call sees the change.
+ *
+ * Place it after `summarizationMiddleware` in the `middleware` array so a tree that was
+ * summarised away is restored before the same model call. Call `close()` when done so the
+ * process can exit (it stops the file watchers).
+ */
+export function createFileManagerMiddleware(options: FileManagerOptions = {}) {
+  const hooks = new FileManagerHooks(options);
+  const middleware = createMiddleware({
+    name: "FileManagerMiddleware",
+    stateSchema: fileManagerStateSchema,
+    beforeAgent: (state, runtime) => hooks.beforeAgent(state as FileManagerStateView, runtime as FileManagerRuntimeView) as never,
+    beforeModel: (state, runtime) => hooks.beforeModel(state as FileManagerStateView, runtime as FileManagerRuntimeView) as never,
+    wrapToolCall: (request, handler) => hooks.wrapToolCall(request as ToolCallRequest, handler as never),
+  });
+  return Object.assign(middleware, {
+    /** The hook implementations (benchmarks, custom graphs). */
+    hooks,
+    /** Stops the file watchers so the process can exit. Idempotent. */
+    close: () => hooks.close(),
+  });
+}
+
+/** What {@link createFileManagerMiddleware} returns: the middleware plus `close()` and `hooks`. */
+export type FileManagerMiddleware = ReturnType<typeof createFileManagerMiddleware>;

@@ -1,0 +1,107 @@
+import { BaseMessage, ToolMessage, type MessageContent } from "@langchain/core/messages";
+import { Command, isCommand } from "@langchain/langgraph";
+
+/** What a tool call yields inside `wrapToolCall`. */
+export type ToolCallResult = ToolMessage | Command;
+
+/** Applies `fn` to the text of a message content: the string itself, or every text block. */
+export function mapContentText(content: MessageContent, fn: (text: string) => string): MessageContent {
+  if (typeof content === "string") return fn(content);
+  if (!Array.isArray(content)) return content;
+  let changed = false;
+  const blocks = content.map((block) => {
+    if (block && typeof block === "object" && (block as { type?: unknown }).type === "text" && typeof (block as { text?: unknown }).text === "string") {
+      const text = (block as unknown as { text: string }).text;
+      const next = fn(text);
+      if (next !== text) {
+        changed = true;
+        return { ...block, text: next };
+      }
+    }
+    return block;
+  });
+  return changed ? (blocks as MessageContent) : content;
+}
+
+/**
+ * A copy of `message` whose content text went through `fn`; the same object when nothing
+ * changed. Copies rather than mutates: checkpoints serialise a message from its constructor
+ * fields (`lc_kwargs`), so an in-place edit of `content` would not be persisted.
+ */
+export function mapMessageText<T>(message: T, fn: (text: string) => string): T {
+  if (message instanceof BaseMessage) {
+    const content = mapContentText(message.content, fn);
+    if (content === message.content) return message;
+    const Ctor = message.constructor as new (fields: Record<string, unknown>) => T;
+    return new Ctor({ ...(message.lc_kwargs as Record<string, unknown>), content, id: message.id });
+  }
+  if (message && typeof message === "object" && "content" in message) {
+    const content = mapContentText((message as { content: MessageContent }).content, fn);
+    return content === (message as { content: unknown }).content ? message : ({ ...message, content } as T);
+  }
+  return message;
+}
+
+/**
+ * Applies `fn` to the text of a tool result: a ToolMessage's content, or the messages in a
+ * Command's update (object or tuple-list form). Commands aimed at a parent graph are left alone.
+ */
+export function mapToolResultText(result: ToolCallResult, fn: (text: string) => string): ToolCallResult {
+  if (ToolMessage.isInstance(result)) return mapMessageText(result, fn);
+  if (!isCommand(result) || result.graph === Command.PARENT || result.update === undefined) return result;
+  const mapMessages = (value: unknown) => (Array.isArray(value) ? value.map((m) => mapMessageText(m, fn)) : mapMessageText(value, fn));
+  let update: Command["update"];
+  if (Array.isArray(result.update)) {
+    update = result.update.map(([key, value]) => (key === "messages" ? [key, mapMessages(value)] : [key, value])) as Command["update"];
+  } else {
+    const u = result.update as Record<string, unknown>;
+    if (!("messages" in u)) return result;
+    update = { ...u, messages: mapMessages(u.messages) };
+  }
+  return copyCommand(result, update);
+}
+
+/**
+ * Adds state keys to a tool result: a ToolMessage becomes
+ * `Command({ update: { messages: [msg], ...fields } })`; a Command gets the keys merged into its
+ * update. Parent-graph Commands are returned unchanged (the keys are not theirs).
+ */
+export function withStateUpdate(result: ToolCallResult, fields: Record<string, unknown>): ToolCallResult {
+  if (ToolMessage.isInstance(result)) return new Command({ update: { messages: [result], ...fields } });
+  if (!isCommand(result) || result.graph === Command.PARENT) return result;
+  let update: Command["update"];
+  if (result.update === undefined) update = { ...fields };
+  else if (Array.isArray(result.update)) update = [...result.update, ...Object.entries(fields)] as Command["update"];
+  else update = { ...(result.update as Record<string, unknown>), ...fields };
+  return copyCommand(result, update);
+}
+
+function copyCommand(command: Command, update: Command["update"]): Command {
+  return new Command({
+    update,
+    goto: command.goto,
+    graph: command.graph,
+    resume: command.resume,
+  } as ConstructorParameters<typeof Command>[0]);
+}
+
+/**
+ * The error ToolMessage a wrapper returns instead of throwing: the run continues and the model
+ * reads what went wrong and how to fix the call.
+ */
+export function toolErrorMessage(
+  toolCall: { id?: string; name: string },
+  error: unknown,
+  rewrite: (text: string) => string = (t) => t,
+): ToolMessage {
+  const detail = error instanceof Error ? error.message : String(error);
+  const hint = /not allowed|outside the workspace|climbs out/i.test(detail)
+    ? "Use a path inside the workspace, relative to its root."
+    : "Check the arguments against the tool's schema and try again, or use another tool.";
+  return new ToolMessage({
+    content: rewrite(`Error: tool "${toolCall.name}" failed: ${detail}\n${hint}`),
+    tool_call_id: toolCall.id ?? "",
+    name: toolCall.name,
+    status: "error",
+  });
+}

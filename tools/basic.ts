@@ -1,0 +1,103 @@
+import { tool, type StructuredTool } from "@langchain/core/tools";
+import { z } from "zod";
+import { markWorkbenchTool } from "./context.js";
+import { createRunCommandTool, type RunCommandToolOptions } from "./shell.js";
+
+/** Options of {@link createBasicTools}. */
+export interface BasicToolsOptions {
+  /** Workspace root (else `WORKBENCH_ROOT`, else `./agent_files`). Use the middleware's value. */
+  rootDir?: string;
+  /**
+   * Include `run_command`. Default: `WORKBENCH_ENABLE_SHELL=true` in the environment, else false.
+   * A shell reaches beyond the workspace; enable it deliberately.
+   */
+  enableShell?: boolean;
+  /** `run_command` settings (timeouts, output cap, `allowDangerous`, extra env). */
+  shell?: Omit<RunCommandToolOptions, "rootDir">;
+  /** Clock for `get_current_time` (tests). Default `() => new Date()`. */
+  now?: () => Date;
+}
+
+const basicToolsOptionsSchema = z.object({
+  rootDir: z.string().min(1).optional(),
+  enableShell: z.boolean().optional(),
+  shell: z.record(z.string(), z.unknown()).optional(),
+  now: z.function().optional(),
+});
+
+/**
+ * The package's basic tools: `get_current_time` always, `run_command` when the shell is
+ * enabled. Both resolve the caller's thread workspace from their config, so they work with or
+ * without the FileManager middleware.
+ *
+ * To have a human approve every command instead of relying on the built-in refusal list:
+ * ```ts
+ * createAgent({
+ *   model,
+ *   tools: createBasicTools({ enableShell: true, shell: { allowDangerous: true } }),
+ *   middleware: [humanInTheLoopMiddleware({ interruptOn: { run_command: { allowedDecisions: ["approve", "edit", "reject"] } } })],
+ *   checkpointer: new MemorySaver(),
+ * });
+ * ```
+ */
+export function createBasicTools(options: BasicToolsOptions = {}): StructuredTool[] {
+  basicToolsOptionsSchema.parse(options);
+  const tools: StructuredTool[] = [createCurrentTimeTool(options.now)];
+  const enableShell = options.enableShell ?? process.env.WORKBENCH_ENABLE_SHELL?.trim().toLowerCase() === "true";
+  if (enableShell) tools.push(createRunCommandTool({ ...options.shell, rootDir: options.rootDir }));
+  return tools;
+}
+
+const currentTimeInput = z.object({
+  timezone: z
+    .string()
+    .optional()
+    .describe("IANA time zone name such as `Europe/Paris`, `America/New_York` or `UTC`. Omit for the server's local zone."),
+});
+
+/** `get_current_time`: ISO 8601 with the zone's UTC offset plus a readable form. */
+export function createCurrentTimeTool(now: () => Date = () => new Date()): StructuredTool {
+  const currentTime = tool(
+    ({ timezone }) => {
+      const zone = timezone?.trim() || Intl.DateTimeFormat().resolvedOptions().timeZone;
+      try {
+        return formatCurrentTime(now(), zone);
+      } catch {
+        return `Error: unknown time zone "${timezone}". Use an IANA zone name such as "Europe/Paris", "Asia/Tokyo" or "UTC", or omit timezone for the local zone.`;
+      }
+    },
+    {
+      name: "get_current_time",
+      description: "Get the current date and time (ISO 8601 with UTC offset, and a readable form), optionally in a given IANA time zone.",
+      schema: currentTimeInput,
+    },
+  );
+  return markWorkbenchTool(currentTime) as unknown as StructuredTool;
+}
+
+/**
+ * `date` in `timeZone` as `ISO 8601 with offset` plus a readable line. Throws a RangeError for an
+ * unknown zone.
+ */
+export function formatCurrentTime(date: Date, timeZone: string): string {
+  const parts = Object.fromEntries(
+    new Intl.DateTimeFormat("en-US", {
+      timeZone,
+      hourCycle: "h23",
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      hour: "2-digit",
+      minute: "2-digit",
+      second: "2-digit",
+      timeZoneName: "longOffset",
+    })
+      .formatToParts(date)
+      .map((p) => [p.type, p.value]),
+  );
+  const gmt = parts.timeZoneName ?? "GMT";
+  const offset = gmt === "GMT" ? "+00:00" : gmt.replace(/^GMT/, "");
+  const iso = `${parts.year}-${parts.month}-${parts.day}T${parts.hour}:${parts.minute}:${parts.second}${offset}`;
+  const readable = new Intl.DateTimeFormat("en-US", { timeZone, dateStyle: "full", timeStyle: "long" }).format(date);
+  return `${iso}\n${readable} (${timeZone})`;
+}
