@@ -120,6 +120,7 @@ describe("fetch backend: redirects", () => {
     const [result] = await backend().extract([site.url("/redirect/article")], {});
     assert.equal(result!.error, null);
     assert.equal(result!.title, "Guarded Fetching");
+    assert.equal((result as { finalUrl?: string }).finalUrl, site.url("/article"));
   });
 
   it("follows a redirect to an allowed host on another port", async () => {

@@ -133,6 +133,22 @@ describe("WebsitePolicy: robots.txt", () => {
     assert.match(String(request?.headers["user-agent"]), /^langgraph-workbench\//);
   });
 
+  it("applies a robots.txt redirected to another origin to the origin that was asked", async () => {
+    const mirror = await startSiteServer(); // serves "Disallow: /private"
+    site.route("/robots.txt", (_req, res) => {
+      res.writeHead(301, { location: mirror.url("/robots.txt") });
+      res.end();
+    });
+    try {
+      const policy = new WebsitePolicy({ urlSafety, respectRobots: "enforce" });
+      assert.equal((await policy.check(site.url("/private/x"))).allowed, false);
+      assert.equal((await policy.check(site.url("/public"))).allowed, true);
+    } finally {
+      site.route("/robots.txt", undefined);
+      await mirror.close();
+    }
+  });
+
   it("treats a missing robots.txt as allow-all, silently", async () => {
     site.setRobots(undefined);
     assert.deepEqual(await new WebsitePolicy({ urlSafety, respectRobots: "enforce" }).check(site.url("/private/x")), {

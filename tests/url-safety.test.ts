@@ -15,6 +15,9 @@ describe("checkUrlSafety: what the WHATWG URL parser normalises", () => {
     ["http://127.1/", "127.0.0.1"],
     ["http://017700000001/", "127.0.0.1"],
     ["http://0/", "0.0.0.0"],
+    ["http://0x7f.0x0.0x0.0x1/", "127.0.0.1"],
+    ["http://127.000.000.001/", "127.0.0.1"],
+    ["http://\uff11\uff12\uff17.\uff10.\uff10.\uff11/", "127.0.0.1"],
     ["http://[::ffff:127.0.0.1]/", "[::ffff:7f00:1]"],
     ["http://METADATA.Google.Internal./", "metadata.google.internal."],
   ] as const) {
@@ -31,6 +34,10 @@ describe("checkUrlSafety: blocked forms (literal IPs are only checked, never con
     ["http://0x7f.1/", /loopback/],
     ["http://127.1/", /loopback/],
     ["http://017700000001/", /loopback/],
+    ["http://0x7f.0x0.0x0.0x1/", /loopback/],
+    ["http://127.000.000.001/", /loopback/],
+    ["http://\uff11\uff12\uff17.\uff10.\uff10.\uff11/", /loopback/],
+    ["http://user:pass@127.0.0.1/", /loopback/],
     ["http://0/", /unspecified/],
     ["http://0.0.0.0:8080/", /unspecified/],
     ["http://10.0.0.1/", /private/],
@@ -126,6 +133,11 @@ describe("checkUrlSafety: DNS answers", () => {
     });
     assert.equal(verdict.safe, false);
     assert.match(verdict.reason ?? "", /DNS lookup of nowhere\.invalid failed \(ENOTFOUND\)/);
+  });
+
+  it("judges a name by its answers, not its spelling (127.0.0.1.nip.io style)", async () => {
+    const verdict = await checkUrlSafety("http://127.0.0.1.nip.io/", { allowPrivate: false, lookup: answers("127.0.0.1") });
+    assert.equal(verdict.safe, false);
   });
 
   it("blocks when DNS returns no address or garbage", async () => {

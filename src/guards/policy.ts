@@ -159,8 +159,9 @@ export class WebsitePolicy {
         urlSafety: this.opts.urlSafety,
         headers: { accept: "text/plain" },
       });
+      // Rules from a redirected robots.txt apply to the origin that was asked (as crawlers do).
       if (response.status >= 200 && response.status < 300) {
-        return { expires, robotsUrl, robots: robotsParser(response.url, response.body.toString("utf8")) };
+        return { expires, robotsUrl, robots: robotsParser(robotsUrl, response.body.toString("utf8")) };
       }
       // 4xx means "no robots.txt" (everything allowed); 5xx is a server problem we note.
       if (response.status >= 400 && response.status < 500) return { expires, robotsUrl };

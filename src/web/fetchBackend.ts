@@ -10,6 +10,7 @@ import {
   safeFetch,
   type SafeFetchResponse,
 } from "./safeFetch.js";
+import type { ExtractedPage } from "./common.js";
 import type { WebBackend, WebExtractOptions, WebExtractResult } from "./types.js";
 
 /** Options of {@link createFetchBackend}. */
@@ -73,7 +74,8 @@ export function createFetchBackend(options: FetchBackendOptions = {}): WebBacken
   };
 }
 
-async function extractOne(url: string, options: Parameters<typeof safeFetch>[1]): Promise<WebExtractResult> {
+/** One URL; `finalUrl` is set after redirects so the tool can report and re-vet where it landed. */
+async function extractOne(url: string, options: Parameters<typeof safeFetch>[1]): Promise<ExtractedPage> {
   try {
     const response = await safeFetch(url, {
       ...options,
@@ -82,7 +84,8 @@ async function extractOne(url: string, options: Parameters<typeof safeFetch>[1])
     if (response.status < 200 || response.status >= 300) {
       return failure(url, `HTTP ${response.status} from ${response.url}`);
     }
-    return { url, ...toReadable(response), error: null };
+    const page: ExtractedPage = { url, ...toReadable(response), error: null };
+    return response.url !== url ? { ...page, finalUrl: response.url } : page;
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     return failure(url, message.split("\n")[0]!);

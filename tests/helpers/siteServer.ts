@@ -18,8 +18,8 @@ export interface SiteServer {
   paths(): string[];
   /** Replaces robots.txt (`undefined` → 404, a number → that status). */
   setRobots(body: string | number | undefined): void;
-  /** Extra or overriding routes. */
-  route(path: string, handler: (req: IncomingMessage, res: ServerResponse) => void): void;
+  /** Adds or overrides a route; `undefined` restores the built-in one. */
+  route(path: string, handler: ((req: IncomingMessage, res: ServerResponse) => void) | undefined): void;
   close(): Promise<void>;
 }
 
@@ -136,7 +136,7 @@ export async function startSiteServer(): Promise<SiteServer> {
     setRobots: (body) => {
       robots = body;
     },
-    route: (path, handler) => void extra.set(path, handler),
+    route: (path, handler) => void (handler ? extra.set(path, handler) : extra.delete(path)),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
