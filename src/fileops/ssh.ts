@@ -1,0 +1,266 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import pLimit, { type LimitFunction } from "p-limit";
+import { Client, type ClientChannel, type ConnectConfig } from "ssh2";
+import { checkExecOptions, type Environment, type ExecOptions, type ExecResult } from "./environment.js";
+import { shellQuote } from "./quote.js";
+
+/** Options of {@link SshEnvironment}. Exactly one way to check the host key is required. */
+export interface SshEnvironmentOptions {
+  /** Host name or IP address of the SSH server. */
+  host: string;
+  /** TCP port. Default 22. */
+  port?: number;
+  /** Login name. */
+  username: string;
+  /** Private key (OpenSSH or PEM text, or its bytes). */
+  privateKey?: string | Buffer;
+  /** Passphrase of an encrypted `privateKey`. */
+  passphrase?: string;
+  /** Password authentication. */
+  password?: string;
+  /** Path of an ssh-agent socket (usually `process.env.SSH_AUTH_SOCK`). */
+  agent?: string;
+  /**
+   * The server's expected host key: OpenSSH public key text (`ssh-ed25519 AAAA… comment`, as in
+   * a `.pub` file or a known_hosts line) or a `SHA256:…` fingerprint as `ssh-keygen -lf` prints
+   * it. Several accepted keys may be given.
+   */
+  hostKey?: string | string[];
+  /** Custom host key check, given the raw key blob; return true to accept. */
+  hostVerifier?: (key: Buffer) => boolean;
+  /** Accept any host key (man-in-the-middle possible). Only for throwaway test servers. */
+  acceptAnyHostKey?: boolean;
+  /** Give up connecting (TCP + handshake + auth) after this many ms. Default 10,000. */
+  connectTimeoutMs?: number;
+  /** Send a keepalive every this many ms; 0 disables. Default 15,000. */
+  keepaliveIntervalMs?: number;
+  /** Drop the connection after this many unanswered keepalives. Default 3. */
+  keepaliveCountMax?: number;
+  /**
+   * Commands running at once over the one connection. OpenSSH allows 10 sessions per connection
+   * (`MaxSessions`), so the default 8 stays under it.
+   */
+  maxConcurrentCommands?: number;
+  /** Timeout applied when a call gives none, in ms. Default 60,000. */
+  defaultTimeoutMs?: number;
+}
+
+/**
+ * Runs commands on an SSH server with the `ssh2` package, in the login shell of the user.
+ *
+ * One connection is opened on first use and reused by every command (each command is one exec
+ * channel). If that connection has died (server restart, network drop), the next command finds
+ * the channel cannot be opened and reconnects once; the command had not started, so running it
+ * on the new connection is safe. A connection lost *while* a command runs rejects that command
+ * (it may have partly run; it is not repeated). On timeout the remote shell is sent SIGKILL and
+ * the channel closed; OpenSSH signals only the shell, so its children may run on. Call
+ * {@link close} when done so the process can exit.
+ *
+ * Cost: every command starts a new session, and the user's shell start-up runs each time
+ * (Debian's bash sources `~/.bashrc` for sshd sessions), so keep that file fast on the server.
+ */
+export class SshEnvironment implements Environment {
+  readonly kind = "ssh";
+  private readonly config: ConnectConfig;
+  private readonly defaultTimeoutMs: number;
+  private readonly limit: LimitFunction;
+  private connection: Promise<Client> | undefined;
+  private closed = false;
+
+  constructor(options: SshEnvironmentOptions) {
+    this.config = toConnectConfig(options);
+    this.defaultTimeoutMs = positive(options.defaultTimeoutMs, "defaultTimeoutMs") ?? 60_000;
+    this.limit = pLimit(positive(options.maxConcurrentCommands, "maxConcurrentCommands") ?? 8);
+  }
+
+  exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
+    checkExecOptions(options);
+    if (typeof command !== "string") return Promise.reject(new TypeError("command must be a string"));
+    const line = options.cwd === undefined ? command : `cd -- ${shellQuote(options.cwd)} || exit 1\n${command}`;
+    const timeoutMs = options.timeoutMs ?? this.defaultTimeoutMs;
+    return this.limit(async () => {
+      const channel = await this.openChannel(line);
+      return collect(channel, options.stdin, timeoutMs);
+    });
+  }
+
+  /** Ends the connection. Later `exec` calls reject. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const connection = this.connection;
+    this.connection = undefined;
+    if (!connection) return;
+    const client = await connection.catch(() => undefined);
+    client?.end();
+  }
+
+  private async openChannel(command: string): Promise<ClientChannel> {
+    const client = await this.connect();
+    try {
+      return await execChannel(client, command);
+    } catch {
+      // The reused connection is dead: drop it and try once on a fresh one.
+      this.discard(client);
+      return execChannel(await this.connect(), command);
+    }
+  }
+
+  private connect(): Promise<Client> {
+    if (this.closed) return Promise.reject(Object.assign(new Error("SshEnvironment is closed"), { code: "ERR_SSH_CLOSED" }));
+    if (this.connection) return this.connection;
+    const connection = new Promise<Client>((resolve, reject) => {
+      const client = new Client();
+      const fail = (error: Error) => {
+        this.forget(connection);
+        reject(
+          Object.assign(new Error(`SSH connection to ${this.config.host}:${this.config.port} failed: ${error.message}`), {
+            code: (error as NodeJS.ErrnoException).code ?? "ECONNREFUSED",
+            cause: error,
+          }),
+        );
+      };
+      client.once("error", fail);
+      client.once("ready", () => {
+        client.off("error", fail);
+        // Later errors end in "close", where the connection is forgotten.
+        client.on("error", () => undefined);
+        resolve(client);
+      });
+      client.once("close", () => this.forget(connection));
+      client.connect(this.config);
+    });
+    this.connection = connection;
+    return connection;
+  }
+
+  private forget(connection: Promise<Client>): void {
+    if (this.connection === connection) this.connection = undefined;
+  }
+
+  private discard(client: Client): void {
+    this.connection = undefined;
+    client.end();
+  }
+}
+
+function execChannel(client: Client, command: string): Promise<ClientChannel> {
+  return new Promise((resolve, reject) => {
+    try {
+      client.exec(command, (error, channel) => (error ? reject(error) : resolve(channel)));
+    } catch (error) {
+      reject(error as Error);
+    }
+  });
+}
+
+function collect(channel: ClientChannel, stdin: string | Buffer | undefined, timeoutMs: number): Promise<ExecResult> {
+  return new Promise((resolve, reject) => {
+    const stdout: Buffer[] = [];
+    const stderr: Buffer[] = [];
+    let exitCode: number | undefined;
+    let settled = false;
+    const finish = (timedOut: boolean) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve({
+        stdout: Buffer.concat(stdout),
+        stderr: Buffer.concat(stderr).toString("utf8"),
+        exitCode: timedOut ? -1 : (exitCode ?? -1),
+        timedOut,
+      });
+    };
+    const timer = setTimeout(() => {
+      // OpenSSH delivers the signal to the session's shell only; children that keep the pipes
+      // open would hold the channel, so the caller is answered now instead of at channel close.
+      try {
+        channel.signal("KILL");
+      } catch {
+        // The server may not support signals.
+      }
+      channel.close();
+      finish(true);
+    }, timeoutMs);
+    channel.on("data", (chunk: Buffer) => stdout.push(chunk));
+    channel.stderr.on("data", (chunk: Buffer) => stderr.push(chunk));
+    channel.on("exit", (code: number | null) => {
+      exitCode = typeof code === "number" ? code : -1;
+    });
+    channel.on("error", () => undefined);
+    channel.on("close", () => {
+      if (exitCode === undefined && !settled) {
+        settled = true;
+        clearTimeout(timer);
+        reject(Object.assign(new Error("SSH connection closed before the command finished"), { code: "ECONNRESET" }));
+        return;
+      }
+      finish(false);
+    });
+    channel.end(stdin ?? "");
+  });
+}
+
+function toConnectConfig(options: SshEnvironmentOptions): ConnectConfig {
+  if (!options || typeof options !== "object") throw new TypeError("SshEnvironment needs an options object");
+  const { host, username } = options;
+  if (typeof host !== "string" || host === "") throw new TypeError("SshEnvironment: host must be a non-empty string");
+  if (typeof username !== "string" || username === "") throw new TypeError("SshEnvironment: username must be a non-empty string");
+  const port = options.port ?? 22;
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new TypeError("SshEnvironment: port must be an integer 1-65535");
+  if (options.privateKey === undefined && options.password === undefined && options.agent === undefined) {
+    throw new TypeError("SshEnvironment: give privateKey, password or agent to authenticate");
+  }
+  const checks = [options.hostKey !== undefined, options.hostVerifier !== undefined, options.acceptAnyHostKey === true];
+  if (checks.filter(Boolean).length !== 1) {
+    throw new TypeError(
+      "SshEnvironment: give exactly one of hostKey (e.g. the server's ssh_host_ed25519_key.pub text or SHA256 fingerprint), hostVerifier, or acceptAnyHostKey: true",
+    );
+  }
+  const keepaliveInterval = options.keepaliveIntervalMs ?? 15_000;
+  if (!Number.isFinite(keepaliveInterval) || keepaliveInterval < 0) {
+    throw new TypeError("SshEnvironment: keepaliveIntervalMs must be ≥ 0");
+  }
+  return {
+    host,
+    port,
+    username,
+    privateKey: options.privateKey,
+    passphrase: options.passphrase,
+    password: options.password,
+    agent: options.agent,
+    readyTimeout: positive(options.connectTimeoutMs, "connectTimeoutMs") ?? 10_000,
+    keepaliveInterval,
+    keepaliveCountMax: positive(options.keepaliveCountMax, "keepaliveCountMax") ?? 3,
+    hostVerifier:
+      options.hostVerifier ?? (options.hostKey !== undefined ? hostKeyMatcher(options.hostKey) : () => true),
+  };
+}
+
+/** A verifier accepting only the given public keys or SHA256 fingerprints. */
+export function hostKeyMatcher(hostKey: string | string[]): (key: Buffer) => boolean {
+  const entries = (Array.isArray(hostKey) ? hostKey : [hostKey]).flatMap((text) => String(text).split("\n"));
+  const blobs: Buffer[] = [];
+  const fingerprints: string[] = [];
+  for (const entry of entries.map((e) => e.trim()).filter((e) => e !== "" && !e.startsWith("#"))) {
+    if (entry.startsWith("SHA256:")) {
+      fingerprints.push(entry.slice("SHA256:".length).replace(/=+$/, ""));
+      continue;
+    }
+    const tokens = entry.split(/\s+/);
+    const at = tokens.findIndex((t) => /^(ssh-|ecdsa-|sk-)/.test(t));
+    const blob = at >= 0 ? tokens[at + 1] : undefined;
+    if (!blob) throw new TypeError(`SshEnvironment: cannot read host key ${JSON.stringify(entry.slice(0, 60))}`);
+    blobs.push(Buffer.from(blob, "base64"));
+  }
+  if (blobs.length + fingerprints.length === 0) throw new TypeError("SshEnvironment: hostKey is empty");
+  return (key) => {
+    const fingerprint = createHash("sha256").update(key).digest("base64").replace(/=+$/, "");
+    return fingerprints.includes(fingerprint) || blobs.some((b) => b.length === key.length && timingSafeEqual(b, key));
+  };
+}
+
+function positive(value: number | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (!Number.isFinite(value) || value <= 0) throw new TypeError(`SshEnvironment: ${name} must be a positive number`);
+  return value;
+}
