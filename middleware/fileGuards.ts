@@ -1,0 +1,322 @@
+/**
+ * The stateful file guards, applied around the file tools in `wrapToolCall`:
+ *
+ * - **Read dedup.** A read of the same `(file, offset, limit)` with an unchanged mtime answers
+ *   with a short "unchanged" stub — but only while the earlier result (found by its
+ *   tool_call_id) is still in `state.messages`. Once summarisation or context editing removed
+ *   it, the file is read again for real. A second stub for the same window is refused.
+ * - **Staleness.** write_file and patch on a file whose mtime changed since this thread last
+ *   read (or wrote) it get a warning appended; the write still happens.
+ * - **Loop detection.** The 3rd identical consecutive read_file call gets a warning, the 4th is
+ *   refused; any other tool call resets the count.
+ *
+ * State lives in private (`_`) fields with reducers, so parallel tool calls of one step merge
+ * and any checkpointer persists it; every map is bounded (oldest entries evicted). The tools
+ * stay stateless and work without this module — then without dedup, staleness and loop checks.
+ */
+import { ToolMessage } from "@langchain/core/messages";
+import { isGraphBubbleUp, ReducedValue, StateSchema } from "@langchain/langgraph";
+import { createMiddleware, type ToolCallRequest } from "langchain";
+import { z } from "zod";
+import { fileToolProbe, type FileToolProbe, type FileToolTarget } from "../tools/fileToolSupport.js";
+import type { ToolCallStep } from "./toolCallSteps.js";
+import { mapMessageText, toolErrorMessage, withStateUpdate, type ToolCallResult } from "./toolResults.js";
+
+/** One remembered read window. */
+export interface ReadLedgerEntry {
+  mtimeMs: number;
+  /** The tool call whose ToolMessage holds the content. */
+  toolCallId: string;
+  /** How many "unchanged" stubs were already given for it. */
+  hits: number;
+  /** Insertion order (for eviction). */
+  seq: number;
+}
+
+/** Last known mtime of a file this thread read or wrote. */
+export interface ReadTimeEntry {
+  mtimeMs: number;
+  seq: number;
+}
+
+/** The consecutive-call counter of loop detection. */
+export interface ToolLoopState {
+  signature: string;
+  count: number;
+}
+
+/** Options of the file guards. */
+export interface FileGuardsOptions {
+  /** Most entries kept in each ledger (default 256; the oldest are evicted). */
+  maxEntries?: number;
+  /** Identical consecutive read_file calls that get a warning (default 3). */
+  loopWarnAt?: number;
+  /** Identical consecutive read_file calls that are refused (default 4). */
+  loopBlockAt?: number;
+}
+
+const DEFAULT_MAX_ENTRIES = 256;
+
+let seqCounter = 0;
+/** Monotonic across a process and roughly ordered across processes (time-based). */
+function nextSeq(): number {
+  seqCounter = (seqCounter + 1) % 1000;
+  return Date.now() * 1000 + seqCounter;
+}
+
+/** Merges two records (`null` deletes a key) and keeps the newest `max` entries. */
+function mergeBounded<T extends { seq: number }>(max: number) {
+  return (current: Record<string, T> | undefined, update: Record<string, T | null> | undefined): Record<string, T> => {
+    const merged: Record<string, T> = { ...(current ?? {}) };
+    for (const [k, v] of Object.entries(update ?? {})) {
+      if (v === null) delete merged[k];
+      else merged[k] = v;
+    }
+    const keys = Object.keys(merged);
+    if (keys.length <= max) return merged;
+    keys.sort((a, b) => merged[a]!.seq - merged[b]!.seq);
+    for (const k of keys.slice(0, keys.length - max)) delete merged[k];
+    return merged;
+  };
+}
+
+const ledgerEntrySchema = z.object({ mtimeMs: z.number(), toolCallId: z.string(), hits: z.number(), seq: z.number() });
+const readTimeSchema = z.object({ mtimeMs: z.number(), seq: z.number() });
+const loopSchema = z.object({ signature: z.string(), count: z.number() }).nullable();
+
+/**
+ * The private state fields of the file guards, for a middleware's `StateSchema` (the
+ * FileManager middleware spreads them into its own). Keys start with `_`: kept in state and
+ * checkpoints, hidden from the agent's input and output.
+ */
+export function fileGuardStateFields(maxEntries = DEFAULT_MAX_ENTRIES) {
+  return {
+    _fileReadLedger: new ReducedValue(z.record(z.string(), ledgerEntrySchema).default(() => ({})), {
+      inputSchema: z.record(z.string(), ledgerEntrySchema.nullable()),
+      reducer: mergeBounded<ReadLedgerEntry>(maxEntries),
+    }),
+    _fileReadTimes: new ReducedValue(z.record(z.string(), readTimeSchema).default(() => ({})), {
+      inputSchema: z.record(z.string(), readTimeSchema.nullable()),
+      reducer: mergeBounded<ReadTimeEntry>(maxEntries),
+    }),
+    _toolLoop: new ReducedValue(loopSchema.default(null), {
+      inputSchema: loopSchema,
+      // Parallel calls of one step: the last update wins; consecutive order is per step anyway.
+      reducer: (_current: ToolLoopState | null, next: ToolLoopState | null) => next,
+    }),
+  };
+}
+
+/** The part of agent state the guards read. */
+export interface FileGuardState {
+  messages?: unknown[];
+  _fileReadLedger?: Record<string, ReadLedgerEntry>;
+  _fileReadTimes?: Record<string, ReadTimeEntry>;
+  _toolLoop?: ToolLoopState | null;
+}
+
+type Update = Record<string, unknown>;
+
+function stableStringify(value: unknown): string {
+  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "undefined";
+  if (Array.isArray(value)) return `[${value.map(stableStringify).join(",")}]`;
+  const obj = value as Record<string, unknown>;
+  return `{${Object.keys(obj)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${stableStringify(obj[k])}`)
+    .join(",")}}`;
+}
+
+function messageStillPresent(messages: unknown[] | undefined, toolCallId: string): boolean {
+  return (messages ?? []).some((m) => ToolMessage.isInstance(m) && m.tool_call_id === toolCallId);
+}
+
+function errorMessage(request: Request, payload: Record<string, unknown>): ToolMessage {
+  return new ToolMessage({
+    content: JSON.stringify(payload),
+    tool_call_id: request.toolCall.id ?? "",
+    name: request.toolCall.name,
+    status: "error",
+  });
+}
+
+function isErrorResult(msg: ToolMessage): boolean {
+  if (msg.status === "error") return true;
+  if (typeof msg.content !== "string") return false;
+  try {
+    const parsed = JSON.parse(msg.content) as unknown;
+    return typeof parsed === "object" && parsed !== null && "error" in parsed;
+  } catch {
+    return false;
+  }
+}
+
+/** Adds `_warning` text to a JSON ToolMessage (or appends a line to plain text). */
+function withWarning(msg: ToolMessage, warning: string): ToolMessage {
+  return mapMessageText(msg, (text) => {
+    try {
+      const parsed = JSON.parse(text) as Record<string, unknown>;
+      parsed._warning = parsed._warning ? `${String(parsed._warning)} ${warning}` : warning;
+      return JSON.stringify(parsed);
+    } catch {
+      return `${text}\n\nWarning: ${warning}`;
+    }
+  });
+}
+
+function withUpdate(result: ToolCallResult, update: Update): ToolCallResult {
+  return Object.keys(update).length === 0 ? result : withStateUpdate(result, update);
+}
+
+function displayPath(args: unknown): string {
+  const p = (args as { path?: unknown })?.path;
+  return typeof p === "string" ? p : "the file";
+}
+
+type Request = ToolCallRequest<any, any>;
+type Handler = (request: Request) => ToolCallResult | Promise<ToolCallResult>;
+
+/** The guards as a function of a tool call request and the handler that runs the tool. */
+export type FileGuardsStep = (request: Request, handler: Handler) => Promise<ToolCallResult>;
+
+/**
+ * Builds the wrapToolCall step. Non-file tools pass straight through (they only reset loop
+ * detection). Exceptions of file tools become error ToolMessages (a thrown error inside
+ * `wrapToolCall` would end the whole run); interrupts (human-in-the-loop) still propagate.
+ */
+export function createFileGuardsStep(options: FileGuardsOptions = {}): FileGuardsStep {
+  const warnAt = options.loopWarnAt ?? 3;
+  const blockAt = options.loopBlockAt ?? 4;
+  if (!Number.isInteger(warnAt) || !Number.isInteger(blockAt) || warnAt < 2 || blockAt <= warnAt) {
+    throw new TypeError("loopWarnAt and loopBlockAt must be integers with 2 <= loopWarnAt < loopBlockAt");
+  }
+
+  return async (request, handler) => {
+    const state = (request.state ?? {}) as FileGuardState;
+    const probe = fileToolProbe(request.tool);
+    const loopBefore = state._toolLoop ?? null;
+
+    if (!probe) {
+      const result = await handler(request);
+      return loopBefore ? withUpdate(result, { _toolLoop: null }) : result;
+    }
+    try {
+      return probe.kind === "read" ? await guardedRead(request, handler, probe, state, loopBefore) : await guardedWrite(request, handler, probe, state);
+    } catch (err) {
+      if (isGraphBubbleUp(err) || request.runtime?.signal?.aborted) throw err;
+      return toolErrorMessage(request.toolCall, err);
+    }
+  };
+
+  async function guardedRead(
+    request: Request,
+    handler: Handler,
+    probe: FileToolProbe,
+    state: FileGuardState,
+    loopBefore: ToolLoopState | null,
+  ): Promise<ToolCallResult> {
+    const { toolCall } = request;
+    const signature = `${toolCall.name}:${stableStringify({ path: (toolCall.args as { path?: unknown })?.path, window: probe.window?.(toolCall.args) })}`;
+    const count = loopBefore?.signature === signature ? loopBefore.count + 1 : 1;
+    const update: Update = { _toolLoop: { signature, count } };
+    if (count >= blockAt) {
+      return withUpdate(
+        errorMessage(request, {
+          error: `Blocked: this is call ${count} in a row of ${toolCall.name} with the same path, offset and limit. The content has not changed — use the result you already have, read a different window (offset), or move on to the next step.`,
+        }),
+        update,
+      );
+    }
+    const loopWarning =
+      count >= warnAt
+        ? `You called ${toolCall.name} with the same arguments ${count} times in a row. The next identical call will be refused; use the content you already have.`
+        : undefined;
+
+    const targets = await probe.targets(toolCall.args, request.runtime);
+    const target: FileToolTarget | undefined = targets[0];
+    const ledgerKey = target && probe.window ? `${target.key}\0${probe.window(toolCall.args)}` : undefined;
+    const entry = ledgerKey ? state._fileReadLedger?.[ledgerKey] : undefined;
+
+    if (target && target.mtimeMs !== null && ledgerKey && entry && entry.mtimeMs === target.mtimeMs && messageStillPresent(state.messages, entry.toolCallId)) {
+      if (entry.hits >= 1) {
+        return withUpdate(
+          errorMessage(request, {
+            error: `Blocked: "${displayPath(toolCall.args)}" (same offset and limit) is unchanged and its content is already in the conversation (tool call ${entry.toolCallId}). Use that result instead of reading it again, or read a different window.`,
+          }),
+          update,
+        );
+      }
+      update._fileReadLedger = { [ledgerKey]: { ...entry, hits: entry.hits + 1 } };
+      const stub: Record<string, unknown> = {
+        status: "unchanged",
+        dedup: true,
+        path: displayPath(toolCall.args),
+        message: `The file has not changed since you read this window in tool call ${entry.toolCallId}; that result is still in the conversation above — use it instead of re-reading.`,
+      };
+      if (loopWarning) stub._warning = loopWarning;
+      return withUpdate(new ToolMessage({ content: JSON.stringify(stub), tool_call_id: toolCall.id ?? "", name: toolCall.name }), update);
+    }
+
+    let result = await handler(request);
+    if (ToolMessage.isInstance(result) && !isErrorResult(result) && target && target.mtimeMs !== null && ledgerKey && toolCall.id) {
+      const seq = nextSeq();
+      update._fileReadLedger = { [ledgerKey]: { mtimeMs: target.mtimeMs, toolCallId: toolCall.id, hits: 0, seq } };
+      update._fileReadTimes = { [target.key]: { mtimeMs: target.mtimeMs, seq } };
+    }
+    if (loopWarning && ToolMessage.isInstance(result)) result = withWarning(result, loopWarning);
+    return withUpdate(result, update);
+  }
+
+  async function guardedWrite(
+    request: Request,
+    handler: Handler,
+    probe: FileToolProbe,
+    state: FileGuardState,
+  ): Promise<ToolCallResult> {
+    const config = request.runtime;
+    const before = await probe.targets(request.toolCall.args, config);
+    const stale = before.filter((t) => {
+      const known = state._fileReadTimes?.[t.key];
+      return known !== undefined && t.mtimeMs !== null && t.mtimeMs !== known.mtimeMs;
+    });
+    let result = await handler(request);
+    const update: Update = state._toolLoop ? { _toolLoop: null } : {};
+    if (!ToolMessage.isInstance(result) || isErrorResult(result)) return withUpdate(result, update);
+
+    // The thread's own write is not a reason for a later staleness warning.
+    const after = await probe.targets(request.toolCall.args, config);
+    const times: Record<string, ReadTimeEntry | null> = {};
+    for (const t of after) times[t.key] = t.mtimeMs === null ? null : { mtimeMs: t.mtimeMs, seq: nextSeq() };
+    if (Object.keys(times).length) update._fileReadTimes = times;
+    if (stale.length > 0) {
+      const names = stale.map((t) => `"${t.display}"`).join(", ");
+      result = withWarning(
+        result,
+        `${names} changed after you last read ${stale.length === 1 ? "it" : "them"} (another process or person edited it); your change was written over that newer version. Read it again to check nothing was lost.`,
+      );
+    }
+    return withUpdate(result, update);
+  }
+}
+
+/**
+ * The guards as a FileManager pipeline step (see `ToolCallStep` in toolCallSteps.ts). The
+ * FileManager middleware lists it and spreads {@link fileGuardStateFields} into its state.
+ */
+export function fileGuardsToolCallStep(options: FileGuardsOptions = {}): ToolCallStep {
+  const guards = createFileGuardsStep(options);
+  return (ctx, next) => guards(ctx.request, (request) => next({ ...ctx, request }));
+}
+
+/**
+ * The file guards as a standalone middleware, for agents that do not use the FileManager
+ * middleware (which already runs these guards — do not add both).
+ */
+export function fileGuardsMiddleware(options: FileGuardsOptions = {}) {
+  const guards = createFileGuardsStep(options);
+  return createMiddleware({
+    name: "FileGuards",
+    stateSchema: new StateSchema(fileGuardStateFields(options.maxEntries)),
+    wrapToolCall: (request, handler) => guards(request as Request, handler as Handler),
+  });
+}

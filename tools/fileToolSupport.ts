@@ -1,0 +1,232 @@
+/**
+ * Plumbing shared by the file tools: options, path resolution (confined or open mode), JSON
+ * results, and the probe registry the stateful guards (middleware/fileGuards.ts) use to learn
+ * which files a call touches without the tools keeping any state themselves.
+ */
+import os from "node:os";
+import path from "node:path";
+import { ToolMessage } from "@langchain/core/messages";
+import { LocalFileOperations } from "../src/fileops/local.js";
+import type { FileOperations } from "../src/fileops/types.js";
+import type { CredentialPattern } from "../src/guards/credentials.js";
+import { writeTargetReason } from "../src/guards/writeTargets.js";
+import { Workspace, WorkspacePathError } from "../src/workspace.js";
+import { workspaceFromConfig } from "./context.js";
+
+/** Options of {@link createFileTools} and of each file tool. */
+export interface FileToolOptions {
+  /** Root holding the per-thread directories (default `WORKBENCH_ROOT`, else `./agent_files`). */
+  rootDir?: string;
+  /**
+   * `true` (default): every path stays inside the thread's workspace. `false`: open mode — any
+   * path the process can reach; relative paths still start in the workspace, `~` is the home
+   * directory, and the device, credential and write-deny lists stay in force.
+   */
+  confine?: boolean;
+  /** Backend for file access (default {@link LocalFileOperations}: native fs, no shell). */
+  fileOps?: FileOperations;
+  /** Largest read_file answer in characters (default 100,000); larger windows get guidance instead. */
+  maxReadChars?: number;
+  /** Extra credential-file patterns (globs on the base name, or RegExps on the path). */
+  credentialPatterns?: CredentialPattern[];
+  /** Mask secrets in read_file output (default `true`). */
+  redactSecrets?: boolean;
+  /**
+   * Files up to this size get their total line count before read_file answers (default 32 MiB);
+   * bigger files answer at once with "at least N lines" while the count runs in the background
+   * and is cached per (path, size, mtime) for the next read.
+   */
+  countLinesInlineMaxBytes?: number;
+  /** Home directory for `~` and the write-deny list (default `os.homedir()`). */
+  homeDir?: string;
+}
+
+/** {@link FileToolOptions} with defaults applied and values validated. */
+export interface ResolvedFileToolOptions {
+  rootDir: string | undefined;
+  confine: boolean;
+  fileOps: FileOperations;
+  maxReadChars: number;
+  credentialPatterns: CredentialPattern[];
+  redactSecrets: boolean;
+  countLinesInlineMaxBytes: number;
+  homeDir: string;
+}
+
+const sharedLocalOps = new LocalFileOperations();
+
+function positiveInt(name: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 1) {
+    throw new TypeError(`${name} must be a positive integer (got ${String(value)})`);
+  }
+  return value;
+}
+
+/** Applies defaults and validates; throws a TypeError naming the bad option (at construction, not per call). */
+export function resolveFileToolOptions(options: FileToolOptions = {}): ResolvedFileToolOptions {
+  if (options === null || typeof options !== "object") throw new TypeError("file tool options must be an object");
+  if (options.rootDir !== undefined && (typeof options.rootDir !== "string" || options.rootDir.trim() === "")) {
+    throw new TypeError("rootDir must be a non-empty string");
+  }
+  if (options.confine !== undefined && typeof options.confine !== "boolean") throw new TypeError("confine must be a boolean");
+  if (options.credentialPatterns !== undefined && !Array.isArray(options.credentialPatterns)) {
+    throw new TypeError("credentialPatterns must be an array of globs or RegExps");
+  }
+  return {
+    rootDir: options.rootDir,
+    confine: options.confine ?? true,
+    fileOps: options.fileOps ?? sharedLocalOps,
+    maxReadChars: positiveInt("maxReadChars", options.maxReadChars, 100_000),
+    credentialPatterns: options.credentialPatterns ?? [],
+    redactSecrets: options.redactSecrets ?? true,
+    countLinesInlineMaxBytes: positiveInt("countLinesInlineMaxBytes", options.countLinesInlineMaxBytes, 32 * 1024 * 1024),
+    homeDir: options.homeDir ?? os.homedir(),
+  };
+}
+
+/** An error whose message tells the model how to fix its call. */
+export class FileToolError extends Error {
+  override readonly name = "FileToolError";
+  constructor(
+    message: string,
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+}
+
+/** A resolved tool target. */
+export interface FileTarget {
+  ws: Workspace;
+  /** Absolute system path. */
+  systemPath: string;
+  /** What the model sees: workspace-relative inside the workspace, absolute (open mode) elsewhere. */
+  display: string;
+}
+
+/** Maps the model's path to a system path in confined or open mode; throws {@link FileToolError}. */
+export async function resolveFileTarget(rawPath: unknown, config: unknown, opts: ResolvedFileToolOptions): Promise<FileTarget> {
+  if (typeof rawPath !== "string" || rawPath.trim() === "") {
+    throw new FileToolError('Missing "path": give a file path relative to the workspace, e.g. "notes/todo.md".');
+  }
+  const ws = workspaceFromConfig(config, opts.rootDir);
+  if (opts.confine) {
+    try {
+      const systemPath = await ws.resolve(rawPath);
+      return { ws, systemPath, display: ws.toAgentPath(systemPath) };
+    } catch (err) {
+      if (err instanceof WorkspacePathError) throw new FileToolError(err.message);
+      throw err;
+    }
+  }
+  if (rawPath.includes("\0")) throw new FileToolError(`Path "${rawPath.replace(/\0/g, "\\0")}" is not allowed: it contains a NUL byte.`);
+  await ws.ensure();
+  const trimmed = rawPath.trim();
+  const expanded = trimmed === "~" ? opts.homeDir : /^~[\\/]/.test(trimmed) ? path.join(opts.homeDir, trimmed.slice(2)) : trimmed;
+  const systemPath = path.resolve(ws.dir, expanded);
+  return { ws, systemPath, display: ws.toAgentPath(systemPath) };
+}
+
+/** The real location a write would land on: the real path of the deepest existing ancestor plus the rest. */
+export async function realTargetPath(fileOps: FileOperations, systemPath: string): Promise<string> {
+  const rest: string[] = [];
+  for (let probe = systemPath; ; ) {
+    try {
+      return path.join(await fileOps.realpath(probe), ...rest);
+    } catch {
+      const parent = path.dirname(probe);
+      if (parent === probe) return systemPath;
+      rest.unshift(path.basename(probe));
+      probe = parent;
+    }
+  }
+}
+
+/**
+ * Open mode only: refuses system paths and credential stores (raw and real path). Targets
+ * inside the thread's own workspace are always allowed (the operator chose that root).
+ */
+export async function assertWritableTarget(target: FileTarget, opts: ResolvedFileToolOptions): Promise<void> {
+  if (opts.confine) return;
+  const real = await realTargetPath(opts.fileOps, target.systemPath);
+  const inside = (p: string) => target.ws.toAgentPath(p) !== p;
+  if (inside(target.systemPath) && inside(real)) return;
+  const reason = writeTargetReason([target.systemPath, real], opts.homeDir);
+  if (reason) throw new FileToolError(reason.replace(target.systemPath, target.display));
+}
+
+interface ToolCallConfigLike {
+  toolCallId?: string;
+  toolCall?: { id?: string };
+}
+
+/**
+ * A tool's answer: the JSON text, or — for an error inside an agent run — a ToolMessage with
+ * `status: "error"`, so callers and middleware can tell failures apart without parsing.
+ */
+export function fileToolResult(toolName: string, config: unknown, payload: Record<string, unknown>, isError = false): string | ToolMessage {
+  const content = JSON.stringify(payload);
+  const c = (config ?? {}) as ToolCallConfigLike;
+  const id = c.toolCallId ?? c.toolCall?.id;
+  if (!isError || !id) return content;
+  return new ToolMessage({ content, tool_call_id: id, name: toolName, status: "error" });
+}
+
+/** Turns anything thrown into a guiding error payload, with system paths rewritten to agent paths. */
+export function errorPayload(err: unknown, ws: Workspace | undefined, display?: string): Record<string, unknown> {
+  if (err instanceof FileToolError) return { error: err.message, ...(display ? { path: display } : {}), ...err.extra };
+  const e = err as NodeJS.ErrnoException;
+  const code = e?.code;
+  const where = display ? `"${display}"` : "the file";
+  let message: string;
+  if (code === "EACCES" || code === "EPERM") message = `Permission denied for ${where}. Choose a file you can access.`;
+  else if (code === "EISDIR") message = `${where} is a directory, not a file.`;
+  else if (code === "ENOSPC") message = "The disk is full; nothing was written.";
+  else if (code === "ENAMETOOLONG") message = "The path is too long. Use a shorter name.";
+  else message = `${where} could not be accessed: ${e?.message ?? String(err)}`;
+  return { error: ws ? ws.rewrite(message) : message, ...(display ? { path: display } : {}) };
+}
+
+/** What a file tool call touches, as the stateful guards see it. */
+export interface FileToolTarget {
+  /** Absolute system path (stable across the model's spellings of it). */
+  key: string;
+  /** The path as the model sees it. */
+  display: string;
+  /** Current mtime, `null` when the file does not exist. */
+  mtimeMs: number | null;
+}
+
+/** Lets the stateful guards see a file tool's targets; registered per tool instance. */
+export interface FileToolProbe {
+  /** `read`: read_file (dedup + read timestamps); `write`: write_file/patch (staleness). */
+  kind: "read" | "write";
+  /** For reads, the window in normalised form (`offset:limit`), for the dedup key. */
+  window?(args: unknown): string;
+  targets(args: unknown, config: unknown): Promise<FileToolTarget[]>;
+}
+
+const probes = new WeakMap<object, FileToolProbe>();
+
+/** Registers `probe` for `tool` (a WeakMap, not tool metadata: metadata is serialised by tracers). */
+export function registerFileToolProbe<T extends object>(tool: T, probe: FileToolProbe): T {
+  probes.set(tool, probe);
+  return tool;
+}
+
+/** The probe registered for `tool`, if it is a file tool. */
+export function fileToolProbe(tool: unknown): FileToolProbe | undefined {
+  return tool && typeof tool === "object" ? probes.get(tool) : undefined;
+}
+
+/** Current mtime of a resolved target, `null` when missing or unresolvable. */
+export async function probeTarget(rawPath: unknown, config: unknown, opts: ResolvedFileToolOptions): Promise<FileToolTarget[]> {
+  try {
+    const target = await resolveFileTarget(rawPath, config, opts);
+    const s = await opts.fileOps.stat(target.systemPath).catch(() => null);
+    return [{ key: target.systemPath, display: target.display, mtimeMs: s?.type === "file" ? s.mtimeMs : null }];
+  } catch {
+    return [];
+  }
+}

@@ -1,0 +1,273 @@
+/**
+ * patch: targeted edits. `mode: "replace"` swaps `old_string` for `new_string` in one file with
+ * the fuzzy strategies of src/patch (the strategy that matched is always reported);
+ * `mode: "patch"` applies a V4A multi-file patch, validated completely as a dry run before any
+ * file is touched. Both go through the write_file guards, path locks and atomic writes; the
+ * FileManager middleware adds the staleness warning. Output text (diffs, "did you mean"
+ * regions) is redacted like read_file, so a patch cannot be used to read a secret.
+ */
+import { tool } from "@langchain/core/tools";
+import { z } from "zod";
+import { withPathLock, withPathLocks } from "../src/fileops/lock.js";
+import { hasBinaryExtension, sniffBinary, SNIFF_BYTES } from "../src/guards/binary.js";
+import { containsRedactionMarker, redactSecrets } from "../src/guards/redact.js";
+import { parseV4A, planReplace, planV4APatch, unifiedDiff, type PatchFileOp } from "../src/patch/index.js";
+import {
+  assertWritableTarget,
+  errorPayload,
+  FileToolError,
+  fileToolResult,
+  registerFileToolProbe,
+  resolveFileTarget,
+  resolveFileToolOptions,
+  type FileTarget,
+  type FileToolOptions,
+  type FileToolTarget,
+  type ResolvedFileToolOptions,
+} from "./fileToolSupport.js";
+import { workspaceFromConfig } from "./context.js";
+import { guardWriteContent, writeHoldingLock } from "./writeFile.js";
+
+/** Largest file patch edits in memory (whole-file text). */
+const MAX_PATCH_FILE_BYTES = 16 * 1024 * 1024;
+
+export const patchSchema = z.object({
+  mode: z
+    .enum(["replace", "patch"])
+    .optional()
+    .describe('"replace" (default): change old_string to new_string in one file. "patch": apply a V4A multi-file patch given in "patch".'),
+  path: z.string().optional().describe('replace mode: the file to edit, relative to the workspace root.'),
+  old_string: z
+    .string()
+    .optional()
+    .describe('replace mode: the exact text to find, copied from the file WITHOUT read_file\'s "N|" gutter; include enough surrounding lines to be unique.'),
+  new_string: z.string().optional().describe("replace mode: the replacement text (may be empty to delete old_string)."),
+  replace_all: z.boolean().optional().describe("replace mode: change every occurrence instead of requiring a unique match (default false)."),
+  patch: z
+    .string()
+    .optional()
+    .describe(
+      'patch mode: a V4A patch: "*** Begin Patch", then per file "*** Update File: p" (with "@@ anchor" hunks of " " context, "-" removed, "+" added lines), "*** Add File: p" ("+" lines), "*** Delete File: p" or "*** Move File: a -> b", then "*** End Patch".',
+    ),
+});
+
+export type PatchArgs = z.infer<typeof patchSchema>;
+
+type Payload = Record<string, unknown>;
+
+/** Reads a text file for patching, refusing what write_file or read_file would refuse. */
+async function readForPatch(target: FileTarget, opts: ResolvedFileToolOptions): Promise<string | null> {
+  const ops = opts.fileOps;
+  const s = await ops.stat(target.systemPath);
+  if (!s) return null;
+  if (s.type !== "file") throw new FileToolError(`"${target.display}" is not a regular file; patch edits text files only.`);
+  if (s.size > MAX_PATCH_FILE_BYTES) throw new FileToolError(`"${target.display}" is ${s.size} bytes, too large to patch (limit ${MAX_PATCH_FILE_BYTES}). Use write_file for generated files.`);
+  if (hasBinaryExtension(target.systemPath) || (s.size > 0 && sniffBinary(await ops.readBytes(target.systemPath, 0, Math.min(SNIFF_BYTES, s.size))))) {
+    throw new FileToolError(`"${target.display}" is a binary file; patch edits text files only.`);
+  }
+  return ops.readText(target.systemPath);
+}
+
+function requireString(args: Record<string, unknown>, field: string, hint: string): string {
+  const v = args[field];
+  if (v === undefined || v === null) throw new FileToolError(`Missing "${field}": ${hint}`);
+  if (typeof v !== "string") throw new FileToolError(`"${field}" must be a string (got ${typeof v}).`);
+  return v;
+}
+
+async function replaceMode(args: Record<string, unknown>, config: unknown, opts: ResolvedFileToolOptions): Promise<Payload> {
+  const rawPath = requireString(args, "path", 'give the file to edit, e.g. "src/app.ts".');
+  const oldString = requireString(args, "old_string", "give the exact text to replace, copied from the file.");
+  const newString = requireString(args, "new_string", 'give the replacement text ("" deletes old_string).');
+  if (args.replace_all !== undefined && typeof args.replace_all !== "boolean") throw new FileToolError('"replace_all" must be true or false.');
+  const target = await resolveFileTarget(rawPath, config, opts);
+  guardWriteContent(newString, "new_string");
+  await assertWritableTarget(target, opts);
+  return withPathLock(target.systemPath, async () => {
+    const before = await readForPatch(target, opts);
+    if (before === null) throw new FileToolError(`File not found: "${target.display}". To create a file use write_file.`);
+    const plan = planReplace(before, oldString, newString, { replaceAll: args.replace_all === true });
+    if (!plan.ok) {
+      let hint = "";
+      if (containsRedactionMarker(oldString)) hint = " old_string contains a «redacted…» marker, but the file holds the real value: choose old_string from lines without secrets.";
+      else if (/^\s*\d+\|/.test(oldString)) hint = ' old_string starts with a "N|" line-number gutter from read_file: remove it.';
+      throw new FileToolError(redactSecrets(plan.error) + hint, {
+        ...(plan.candidates?.length
+          ? { candidates: plan.candidates.map((c) => ({ ...c, snippet: redactSecrets(c.snippet) })) }
+          : {}),
+        ...(plan.alreadyApplied ? { already_applied: true } : {}),
+      });
+    }
+    const written = await writeHoldingLock(target, plan.newContent, opts);
+    const payload: Payload = {
+      path: target.display,
+      mode: "replace",
+      match_strategy: plan.strategy,
+      matches: plan.matches,
+      lines: plan.lines,
+      bytes_written: written.bytesWritten,
+      diff: redactSecrets(unifiedDiff(target.display, before, plan.newContent)),
+    };
+    if (plan.strategy !== "exact") {
+      payload.hint = `old_string did not match exactly; the "${plan.strategy}" strategy matched at line ${plan.lines.join(", ")}. Check the diff: if that is the wrong region, undo it with another patch.`;
+    }
+    return payload;
+  });
+}
+
+interface PatchTargets {
+  byAgentPath: Map<string, FileTarget>;
+  paths: string[];
+}
+
+/** Resolves every path a V4A patch names (through the same guards as write_file). */
+async function resolvePatchTargets(patchText: string, config: unknown, opts: ResolvedFileToolOptions): Promise<PatchTargets> {
+  const parsed = parseV4A(patchText);
+  if (!parsed.ok) throw new FileToolError(`Invalid patch, ${parsed.error}. Nothing was changed.`);
+  const byAgentPath = new Map<string, FileTarget>();
+  for (const op of parsed.ops) {
+    const names = [op.path, op.kind === "move" ? op.newPath : op.kind === "update" ? op.moveTo : undefined];
+    for (const name of names) {
+      if (name === undefined || byAgentPath.has(name)) continue;
+      const target = await resolveFileTarget(name, config, opts);
+      await assertWritableTarget(target, opts);
+      byAgentPath.set(name, target);
+    }
+  }
+  return { byAgentPath, paths: [...byAgentPath.values()].map((t) => t.systemPath) };
+}
+
+/** Undo steps recorded while applying, run in reverse if a later step fails. */
+type Undo = () => Promise<unknown>;
+
+async function applyOp(op: PatchFileOp, targets: Map<string, FileTarget>, originals: Map<string, string | null>, opts: ResolvedFileToolOptions, undo: Undo[]): Promise<Payload> {
+  const ops = opts.fileOps;
+  const src = targets.get(op.path)!;
+  const dest = op.newPath !== undefined ? targets.get(op.newPath)! : undefined;
+  const restore = (t: FileTarget) => {
+    const old = originals.get(t.display) ?? null;
+    return () => (old === null ? ops.remove(t.systemPath).catch(() => undefined) : ops.writeAtomic(t.systemPath, old));
+  };
+  switch (op.kind) {
+    case "add":
+    case "update": {
+      const to = dest ?? src;
+      undo.push(restore(to));
+      const written = await writeHoldingLock(to, op.newContent ?? "", opts);
+      if (dest) {
+        undo.push(restore(src));
+        await ops.remove(src.systemPath);
+      }
+      return { op: op.kind, path: src.display, ...(dest ? { new_path: dest.display } : {}), ...(op.strategy ? { match_strategy: op.strategy } : {}), bytes_written: written.bytesWritten };
+    }
+    case "delete":
+      undo.push(restore(src));
+      await ops.remove(src.systemPath);
+      return { op: "delete", path: src.display };
+    case "move":
+      undo.push(() => ops.rename(dest!.systemPath, src.systemPath));
+      await ops.rename(src.systemPath, dest!.systemPath);
+      return { op: "move", path: src.display, new_path: dest!.display };
+  }
+}
+
+async function patchMode(args: Record<string, unknown>, config: unknown, opts: ResolvedFileToolOptions): Promise<Payload> {
+  const patchText = requireString(args, "patch", 'give a V4A patch starting with "*** Begin Patch".');
+  const targets = await resolvePatchTargets(patchText, config, opts);
+  return withPathLocks(targets.paths, async () => {
+    const originals = new Map<string, string | null>();
+    const plan = await planV4APatch(patchText, {
+      read: async (agentPath) => {
+        const t = targets.byAgentPath.get(agentPath) ?? (await resolveFileTarget(agentPath, config, opts));
+        const text = await readForPatch(t, opts);
+        originals.set(t.display, text);
+        return text;
+      },
+    });
+    if (!plan.ok) throw new FileToolError(redactSecrets(plan.error));
+    for (const op of plan.ops) {
+      if (op.newContent === undefined) continue;
+      const before = originals.get(targets.byAgentPath.get(op.path)!.display) ?? "";
+      if (containsRedactionMarker(op.newContent) && !containsRedactionMarker(before)) {
+        throw new FileToolError(`The patch adds a «redacted…» marker to "${op.path}": that would replace the real secret with the marker. Leave secret lines out of the patch. Nothing was changed.`);
+      }
+    }
+    const undo: Undo[] = [];
+    const applied: Payload[] = [];
+    try {
+      for (const op of plan.ops) applied.push(await applyOp(op, targets.byAgentPath, originals, opts, undo));
+    } catch (err) {
+      for (const step of undo.reverse()) await step().catch(() => undefined);
+      const reason = errorPayload(err, targets.byAgentPath.values().next().value?.ws).error;
+      throw new FileToolError(`Applying the patch failed and the files already changed were restored: ${String(reason)}`);
+    }
+    const diffs = plan.ops
+      .filter((op) => op.newContent !== undefined || op.kind === "delete")
+      .map((op) => {
+        const src = targets.byAgentPath.get(op.path)!;
+        const shownPath = op.newPath !== undefined ? targets.byAgentPath.get(op.newPath)!.display : src.display;
+        return unifiedDiff(shownPath, originals.get(src.display) ?? "", op.newContent ?? "");
+      });
+    return { mode: "patch", applied, diff: redactSecrets(diffs.join("")) };
+  });
+}
+
+/** The patch logic, returning the JSON payload (errors as `{ error }` with `isError`). */
+export async function patchCore(args: PatchArgs, config: unknown, opts: ResolvedFileToolOptions): Promise<{ payload: Payload; isError: boolean }> {
+  const a = (args ?? {}) as Record<string, unknown>;
+  try {
+    const mode = a.mode ?? "replace";
+    if (mode !== "replace" && mode !== "patch") throw new FileToolError('"mode" must be "replace" or "patch".');
+    return { payload: mode === "patch" ? await patchMode(a, config, opts) : await replaceMode(a, config, opts), isError: false };
+  } catch (err) {
+    const display = typeof a.path === "string" && a.mode !== "patch" ? a.path : undefined;
+    return { payload: errorPayload(err, workspaceFromConfig(config, opts.rootDir), display), isError: true };
+  }
+}
+
+async function patchProbeTargets(args: unknown, config: unknown, opts: ResolvedFileToolOptions): Promise<FileToolTarget[]> {
+  const a = (args ?? {}) as Record<string, unknown>;
+  try {
+    const names: string[] = [];
+    if (a.mode === "patch" && typeof a.patch === "string") {
+      const parsed = parseV4A(a.patch);
+      if (parsed.ok) for (const op of parsed.ops) names.push(op.path, ...(op.kind === "move" ? [op.newPath] : op.kind === "update" && op.moveTo ? [op.moveTo] : []));
+    } else if (typeof a.path === "string") {
+      names.push(a.path);
+    }
+    const out: FileToolTarget[] = [];
+    for (const name of new Set(names)) {
+      const t = await resolveFileTarget(name, config, opts).catch(() => undefined);
+      if (!t) continue;
+      const s = await opts.fileOps.stat(t.systemPath).catch(() => null);
+      out.push({ key: t.systemPath, display: t.display, mtimeMs: s?.type === "file" ? s.mtimeMs : null });
+    }
+    return out;
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The `patch` tool. Stateless: the staleness warning needs the FileManager middleware; without
+ * it the edit is done without that check.
+ */
+export function createPatchTool(options: FileToolOptions = {}) {
+  const opts = resolveFileToolOptions(options);
+  const patch = tool(
+    async (args: PatchArgs, config) => {
+      const { payload, isError } = await patchCore(args, config, opts);
+      return fileToolResult("patch", config, payload, isError);
+    },
+    {
+      name: "patch",
+      description:
+        'Edit files. mode "replace" (default): path + old_string + new_string (+ replace_all) — old_string is copied from the file without "N|" gutters; ' +
+        "small whitespace/indentation differences are tolerated and the answer names the match_strategy used. " +
+        'mode "patch": a V4A multi-file patch (Update/Add/Delete/Move File), checked completely before anything is written — all or nothing. ' +
+        "Returns JSON with a unified diff. Several matches → the locations; no match → the closest regions.",
+      schema: patchSchema,
+    },
+  );
+  return registerFileToolProbe(patch, { kind: "write", targets: (args, config) => patchProbeTargets(args, config, opts) });
+}

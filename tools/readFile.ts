@@ -1,0 +1,312 @@
+/**
+ * read_file: a window of a text file as `N|text` lines, behind the guards of the issue, in
+ * order: device paths → non-regular files → binary (extension, then content sniff) →
+ * credential files → (dedup, in middleware/fileGuards.ts) → size cap → secret redaction.
+ *
+ * The tool is stateless. Dedup, read timestamps (for write staleness) and loop detection live
+ * in the FileManager middleware; without it the tool still works, just without those guards.
+ */
+import path from "node:path";
+import { tool } from "@langchain/core/tools";
+import { z } from "zod";
+import type { FileOperations, FileStat } from "../src/fileops/types.js";
+import { binaryFileMessage, hasBinaryExtension, sniffBinary, SNIFF_BYTES } from "../src/guards/binary.js";
+import { credentialPathReason } from "../src/guards/credentials.js";
+import { devicePathReason, nonRegularFileReason } from "../src/guards/devices.js";
+import { redactSecrets, REDACTION_MARKER_PREFIX } from "../src/guards/redact.js";
+import {
+  errorPayload,
+  FileToolError,
+  fileToolResult,
+  probeTarget,
+  registerFileToolProbe,
+  resolveFileTarget,
+  resolveFileToolOptions,
+  type FileTarget,
+  type FileToolOptions,
+  type ResolvedFileToolOptions,
+} from "./fileToolSupport.js";
+
+export const READ_DEFAULT_LIMIT = 500;
+export const READ_MAX_LIMIT = 2000;
+export const MAX_LINE_CHARS = 2000;
+export const LINE_CUT_MARKER = "... [truncated]";
+
+export const readFileSchema = z.object({
+  path: z.string().describe('The file to read, relative to the workspace root, e.g. "src/app.ts".'),
+  offset: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe("1-based line number to start at (default 1). To continue a long file, use the offset given in the previous answer's hint."),
+  limit: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe(`How many lines to return (default ${READ_DEFAULT_LIMIT}, at most ${READ_MAX_LIMIT}).`),
+});
+
+export type ReadFileArgs = z.infer<typeof readFileSchema>;
+
+// ── total line counts ──────────────────────────────────────────────────────────────────────
+
+const LINE_COUNT_CACHE_SIZE = 512;
+const lineCounts = new Map<string, number>();
+const pendingCounts = new Map<string, Promise<number>>();
+
+function lineCountKey(ops: FileOperations, p: string, s: FileStat): string {
+  return `${ops.kind}\0${p}\0${s.size}\0${s.mtimeMs}`;
+}
+
+function rememberLineCount(key: string, count: number): void {
+  lineCounts.delete(key);
+  lineCounts.set(key, count);
+  if (lineCounts.size > LINE_COUNT_CACHE_SIZE) lineCounts.delete(lineCounts.keys().next().value!);
+}
+
+function countLinesOnce(ops: FileOperations, p: string, key: string): Promise<number> {
+  let pending = pendingCounts.get(key);
+  if (!pending) {
+    pending = ops
+      .countLines(p)
+      .then((n) => {
+        rememberLineCount(key, n);
+        return n;
+      })
+      .finally(() => pendingCounts.delete(key));
+    pendingCounts.set(key, pending);
+  }
+  return pending;
+}
+
+/** Resolves once every background line count has finished (benchmarks and tests use it). */
+export async function settleLineCounts(): Promise<void> {
+  while (pendingCounts.size > 0) await Promise.allSettled([...pendingCounts.values()]);
+}
+
+// ── helpers ────────────────────────────────────────────────────────────────────────────────
+
+function editDistance(a: string, b: string, max: number): number {
+  if (Math.abs(a.length - b.length) > max) return max + 1;
+  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    let rowMin = i;
+    for (let j = 1; j <= b.length; j++) {
+      const v = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      cur.push(v);
+      rowMin = Math.min(rowMin, v);
+    }
+    if (rowMin > max) return max + 1;
+    prev = cur;
+  }
+  return prev[b.length]!;
+}
+
+/** Up to 5 names in the same directory that look like the one asked for (typo, case, extension). */
+export async function similarNames(ops: FileOperations, target: FileTarget): Promise<string[]> {
+  const dir = path.dirname(target.systemPath);
+  const wanted = path.basename(target.systemPath).toLowerCase();
+  const stem = wanted.replace(/\.[^.]*$/, "");
+  let entries: { name: string }[];
+  try {
+    entries = await ops.readdir(dir);
+  } catch {
+    return [];
+  }
+  const max = Math.max(2, Math.floor(wanted.length / 3));
+  const scored: { name: string; score: number }[] = [];
+  for (const e of entries) {
+    const name = e.name.toLowerCase();
+    let score = editDistance(wanted, name, max);
+    if (score > max && stem.length >= 3 && (name.includes(stem) || stem.includes(name.replace(/\.[^.]*$/, "")))) score = max;
+    if (score <= max) scored.push({ name: e.name, score });
+  }
+  scored.sort((a, b) => a.score - b.score || a.name.localeCompare(b.name));
+  const displayDir = path.dirname(target.display);
+  return scored.slice(0, 5).map((s) => (displayDir === "." ? s.name : `${displayDir}/${s.name}`));
+}
+
+function clampWindow(args: { offset?: unknown; limit?: unknown }): { offset: number; limit: number; capped: boolean } {
+  const offset = typeof args.offset === "number" && Number.isFinite(args.offset) ? Math.max(1, Math.floor(args.offset)) : 1;
+  const rawLimit = typeof args.limit === "number" && Number.isFinite(args.limit) ? Math.max(1, Math.floor(args.limit)) : READ_DEFAULT_LIMIT;
+  return { offset, limit: Math.min(rawLimit, READ_MAX_LIMIT), capped: rawLimit > READ_MAX_LIMIT };
+}
+
+// ── guards ─────────────────────────────────────────────────────────────────────────────────
+
+/** Guard 1a: device and /proc paths, by their literal spelling. */
+export function guardDevicePath(rawPath: string): void {
+  const reason = devicePathReason(rawPath.trim());
+  if (reason) throw new FileToolError(reason);
+}
+
+/** Guard 1b: the file exists and is a regular file (FIFOs, sockets, directories are never opened). */
+export async function guardRegularFile(ops: FileOperations, target: FileTarget): Promise<FileStat> {
+  const s = await ops.stat(target.systemPath);
+  if (!s) {
+    const similar = await similarNames(ops, target);
+    throw new FileToolError(
+      `File not found: "${target.display}".${similar.length ? " Did you mean one of the similar names listed?" : " Use search_files with target=\"files\" to find it."}`,
+      similar.length ? { similar_files: similar } : {},
+    );
+  }
+  const reason = nonRegularFileReason(target.display, s);
+  if (reason) throw new FileToolError(reason);
+  // Open mode: a symlink may point at a device (`./x -> /proc/self/environ`); refuse by real path too.
+  const real = await ops.realpath(target.systemPath).catch(() => target.systemPath);
+  if (real !== target.systemPath) {
+    const deviceReason = devicePathReason(real);
+    if (deviceReason) throw new FileToolError(`"${target.display}" leads to a device or process file. ${deviceReason.replace(real, "it")}`);
+  }
+  return s;
+}
+
+/** Guard 2: binary by extension, then by sniffing the first bytes. */
+export async function guardBinary(ops: FileOperations, target: FileTarget, s: FileStat): Promise<void> {
+  if (hasBinaryExtension(target.systemPath)) throw new FileToolError(binaryFileMessage(target.display, "extension"));
+  if (s.size === 0) return;
+  const head = await ops.readBytes(target.systemPath, 0, Math.min(SNIFF_BYTES, s.size));
+  if (sniffBinary(head)) throw new FileToolError(binaryFileMessage(target.display, "content"));
+}
+
+/** Guard 3: credential and internal files (checked on the path as given and its real path). */
+export async function guardCredentials(ops: FileOperations, target: FileTarget, opts: ResolvedFileToolOptions): Promise<void> {
+  const real = await ops.realpath(target.systemPath).catch(() => target.systemPath);
+  for (const candidate of [target.systemPath, real]) {
+    const reason = credentialPathReason(candidate, opts.credentialPatterns);
+    if (reason) throw new FileToolError(`"${target.display}" is a protected credential file and is not shown. ${reason}`);
+  }
+}
+
+/** Guard 5: the rendered window must fit `maxReadChars`; otherwise say how much to ask for. */
+export function guardSize(content: string, window: { offset: number; limit: number }, linesShown: number, opts: ResolvedFileToolOptions, extra: Record<string, unknown>): void {
+  if (content.length <= opts.maxReadChars) return;
+  const perLine = content.length / Math.max(1, linesShown);
+  const fits = Math.max(1, Math.floor((opts.maxReadChars * 0.9) / perLine));
+  throw new FileToolError(
+    `The requested lines are ${content.length.toLocaleString("en-US")} characters, over the ${opts.maxReadChars.toLocaleString("en-US")}-character limit. Use offset and limit to read a smaller part, e.g. offset=${window.offset}, limit=${fits}.`,
+    extra,
+  );
+}
+
+/** Guard 6: secret redaction. Returns the text to show and whether anything was masked. */
+export function guardSecrets(content: string, opts: ResolvedFileToolOptions): { content: string; redacted: boolean } {
+  if (!opts.redactSecrets) return { content, redacted: false };
+  const masked = redactSecrets(content);
+  return { content: masked, redacted: masked !== content && masked.includes(REDACTION_MARKER_PREFIX) };
+}
+
+// ── the read ───────────────────────────────────────────────────────────────────────────────
+
+async function totalLinesOf(ops: FileOperations, p: string, s: FileStat, opts: ResolvedFileToolOptions): Promise<number | undefined> {
+  const key = lineCountKey(ops, p, s);
+  const known = lineCounts.get(key);
+  if (known !== undefined) return known;
+  if (s.size <= opts.countLinesInlineMaxBytes) return countLinesOnce(ops, p, key);
+  // Huge file: answer now, count in the background for the next read.
+  countLinesOnce(ops, p, key).catch(() => undefined);
+  return undefined;
+}
+
+/** The read_file logic, returning the JSON payload (errors as `{ error }` with `isError`). */
+export async function readFileCore(args: ReadFileArgs, config: unknown, opts: ResolvedFileToolOptions): Promise<{ payload: Record<string, unknown>; isError: boolean }> {
+  let target: FileTarget | undefined;
+  try {
+    const rawPath = (args as { path?: unknown })?.path;
+    if (typeof rawPath === "string") guardDevicePath(rawPath);
+    target = await resolveFileTarget(rawPath, config, opts);
+    const ops = opts.fileOps;
+    const s = await guardRegularFile(ops, target);
+    await guardBinary(ops, target, s);
+    await guardCredentials(ops, target, opts);
+
+    const window = clampWindow(args);
+    const base = { path: target.display, file_size: s.size };
+    if (s.size === 0) {
+      return { payload: { ...base, content: "", total_lines: 0, truncated: false, hint: "The file is empty (0 bytes)." }, isError: false };
+    }
+    const read = await ops.readLines(target.systemPath, { offset: window.offset, limit: window.limit, maxLineChars: MAX_LINE_CHARS });
+    if (read.totalLines !== undefined) rememberLineCount(lineCountKey(ops, target.systemPath, s), read.totalLines);
+    const total = read.totalLines ?? (await totalLinesOf(ops, target.systemPath, s, opts));
+
+    if (read.lines.length === 0) {
+      return {
+        payload: {
+          ...base,
+          content: "",
+          total_lines: total,
+          truncated: false,
+          hint: `offset=${window.offset} is past the end of the file (${total} lines). Use an offset from 1 to ${total}.`,
+        },
+        isError: false,
+      };
+    }
+    const cut = new Set(read.cutLines);
+    const rendered = read.lines.map((text, i) => {
+      const n = window.offset + i;
+      return cut.has(n) ? `${n}|${text}${LINE_CUT_MARKER}` : `${n}|${text}`;
+    });
+    const raw = rendered.join("\n");
+    const first = window.offset;
+    const last = window.offset + read.lines.length - 1;
+    guardSize(raw, window, read.lines.length, opts, { ...base, total_lines: total ?? null });
+    const { content, redacted } = guardSecrets(raw, opts);
+
+    const hints: string[] = [];
+    if (read.hasMore) {
+      hints.push(
+        total !== undefined
+          ? `Use offset=${last + 1} to continue reading (showing ${first}-${last} of ${total} lines)`
+          : `Use offset=${last + 1} to continue reading (showing ${first}-${last} of at least ${last + 1} lines; the total is still being counted)`,
+      );
+    }
+    if (window.capped) hints.push(`limit is capped at ${READ_MAX_LIMIT} lines per call.`);
+    if (read.cutLines.length) {
+      const list = read.cutLines.slice(0, 10).join(", ") + (read.cutLines.length > 10 ? ", …" : "");
+      hints.push(`Line(s) ${list} were longer than ${MAX_LINE_CHARS.toLocaleString("en-US")} characters and were cut (marked "${LINE_CUT_MARKER}").`);
+    }
+    const payload: Record<string, unknown> = { ...base, content, total_lines: total ?? null, truncated: read.hasMore };
+    if (total === undefined) payload.total_lines_at_least = last + (read.hasMore ? 1 : 0);
+    if (hints.length) payload.hint = hints.join(" ");
+    if (redacted) {
+      payload._warning =
+        'Secrets in this file are masked as «redacted…» markers. Never write a marker back (it would destroy the real value): change other lines with patch, and ask the user for secret values.';
+    }
+    return { payload, isError: false };
+  } catch (err) {
+    return { payload: errorPayload(err, target?.ws, target?.display), isError: true };
+  }
+}
+
+/**
+ * The `read_file` tool. Stateless: without the FileManager middleware there is no dedup stub,
+ * no loop detection and no read timestamps for write staleness — everything else applies.
+ */
+export function createReadFileTool(options: FileToolOptions = {}) {
+  const opts = resolveFileToolOptions(options);
+  const readFile = tool(
+    async (args: ReadFileArgs, config) => {
+      const { payload, isError } = await readFileCore(args, config, opts);
+      return fileToolResult("read_file", config, payload, isError);
+    },
+    {
+      name: "read_file",
+      description:
+        `Read a text file. Returns JSON: "content" as numbered lines "N|text" (the "N|" gutter is not part of the file — never copy it into write_file or patch), ` +
+        `"total_lines", "file_size", "truncated" and a "hint" telling the offset to continue with. Reads ${READ_DEFAULT_LIMIT} lines by default (limit up to ${READ_MAX_LIMIT}); ` +
+        "for long files read further windows with offset instead of re-reading. Binary files, devices, credential files (.env, keys) are refused; secrets are shown masked as «redacted…».",
+      schema: readFileSchema,
+    },
+  );
+  return registerFileToolProbe(readFile, {
+    kind: "read",
+    window: (args) => {
+      const w = clampWindow((args ?? {}) as { offset?: unknown; limit?: unknown });
+      return `${w.offset}:${w.limit}`;
+    },
+    targets: (args, config) => probeTarget((args as { path?: unknown })?.path, config, opts),
+  });
+}
