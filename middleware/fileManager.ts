@@ -261,6 +261,11 @@ export class FileManagerHooks {
     return composeToolCallSteps(this.pipeline, handler)({ request, workspace: ws, readOnly });
   };
 
+  /** The change tracker of a thread's workspace (started lazily; undefined once closed). */
+  trackerOf(threadId: string | undefined): ChangeTracker | undefined {
+    return this.trackerFor(this.workspaceFor(threadId));
+  }
+
   /** Closes every tracker; afterwards the hooks still work but check the tree on every call. */
   async close(): Promise<void> {
     this.closed = true;

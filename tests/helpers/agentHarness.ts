@@ -1,0 +1,100 @@
+/**
+ * Shared set-up for the FileManager tests: a temp workspace root, a real `createAgent` with a
+ * scripted `fakeModel()`, `MemorySaver`, and small workspace-changing tools that resolve their
+ * thread directory the way the package's tools do.
+ */
+import { appendFile, mkdtemp, rename, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import { tool } from "@langchain/core/tools";
+import { MemorySaver } from "@langchain/langgraph";
+import { createAgent } from "langchain";
+import { z } from "zod";
+import { isWorkspaceTreeMessage } from "../../middleware/treeMessage.js";
+import { workspaceFromConfig } from "../../tools/context.js";
+
+export async function tempRoot(prefix = "wb-mw-"): Promise<{ root: string; cleanup: () => Promise<void> }> {
+  const root = await mkdtemp(path.join(os.tmpdir(), prefix));
+  return { root, cleanup: () => rm(root, { recursive: true, force: true }) };
+}
+
+/** Tools that change the workspace the way file tools would (not read-only). */
+export function workspaceTools(rootDir: string) {
+  const resolve = (config: unknown, p: string) => workspaceFromConfig(config, rootDir).resolve(p);
+  return [
+    tool(async ({ path: p, text }, config) => {
+      await writeFile(await resolve(config, p), text ?? "x\n");
+      return `created ${p}`;
+    }, { name: "create_file", description: "create a file", schema: z.object({ path: z.string(), text: z.string().optional() }) }),
+    tool(async ({ path: p }, config) => {
+      await rm(await resolve(config, p), { recursive: true });
+      return `deleted ${p}`;
+    }, { name: "delete_file", description: "delete a file", schema: z.object({ path: z.string() }) }),
+    tool(async ({ from, to }, config) => {
+      await rename(await resolve(config, from), await resolve(config, to));
+      return `renamed ${from} to ${to}`;
+    }, { name: "rename_file", description: "rename a file", schema: z.object({ from: z.string(), to: z.string() }) }),
+    tool(async ({ path: p, text }, config) => {
+      await appendFile(await resolve(config, p), text);
+      return `appended to ${p}`;
+    }, { name: "append_file", description: "append text", schema: z.object({ path: z.string(), text: z.string() }) }),
+  ];
+}
+
+export type ToolCallSpec = { name: string; args: Record<string, unknown>; id: string };
+
+/** A model script: each entry is one model turn (tool calls, or a final text answer). */
+export type Script = (ToolCallSpec[] | string)[];
+
+/** Builds `fakeModel()` with the script queued. */
+export async function scriptedModel(script: Script) {
+  const { fakeModel } = await import("@langchain/core/testing");
+  let model = fakeModel();
+  for (const turn of script) model = typeof turn === "string" ? model.respond(new AIMessage(turn)) : model.respondWithTools(turn);
+  return model;
+}
+
+export async function makeAgent(opts: { script: Script; tools: any[]; middleware: any[]; checkpointer?: MemorySaver }) {
+  const model = await scriptedModel(opts.script);
+  const agent = createAgent({
+    model,
+    tools: opts.tools,
+    middleware: opts.middleware,
+    checkpointer: opts.checkpointer ?? new MemorySaver(),
+  });
+  return { agent, model };
+}
+
+export function treeMessages(messages: BaseMessage[]): BaseMessage[] {
+  return messages.filter(isWorkspaceTreeMessage);
+}
+
+export function text(message: BaseMessage | undefined): string {
+  if (!message) return "";
+  return typeof message.content === "string" ? message.content : JSON.stringify(message.content);
+}
+
+/**
+ * What OpenAI's chat API requires of a history: every tool message answers a tool call of an
+ * earlier assistant message that has not been answered yet, and no tool message stands alone.
+ * Returns the problems found (empty when valid).
+ */
+export function openAiHistoryProblems(messages: BaseMessage[]): string[] {
+  const problems: string[] = [];
+  const open = new Set<string>();
+  for (const m of messages) {
+    if (AIMessage.isInstance(m)) {
+      open.clear();
+      for (const call of m.tool_calls ?? []) if (call.id) open.add(call.id);
+    } else if (ToolMessage.isInstance(m)) {
+      if (!open.has(m.tool_call_id)) problems.push(`tool message ${m.tool_call_id} answers no open tool call`);
+      open.delete(m.tool_call_id);
+    } else if (open.size > 0 && m.getType() !== "human") {
+      problems.push(`${m.getType()} message interrupts unanswered tool calls`);
+    } else if (open.size > 0 && m.getType() === "human") {
+      problems.push("user message before all tool calls were answered");
+    }
+  }
+  return problems;
+}
