@@ -1,0 +1,190 @@
+/**
+ * The JS engine, used when ripgrep is not installed: an async walk that honours .gitignore (the
+ * `ignore` package), skips `.git`, symlinks and binary files (NUL byte), and tests each line
+ * with a JavaScript RegExp.
+ *
+ * Regex dialect: patterns are JavaScript regular expressions, ripgrep's are Rust regex. Plain
+ * text, classes, anchors, alternation and quantifiers behave the same; a leading `(?i)` is
+ * translated to the `i` flag. Differences: `\w`, `\d`, `\b` are ASCII-only here (Unicode in
+ * ripgrep); lookaround and backreferences work here but are errors in ripgrep; Rust-only syntax
+ * (`(?x)`, `\pL`, `[[:alpha:]]`) is an error or literal here. Files over 64 MiB are skipped.
+ */
+import type { Dirent } from "node:fs";
+import { readdir, readFile, stat } from "node:fs/promises";
+import path from "node:path";
+import { globMatcher, ignoreLayer, isIgnored, relativePath, type IgnoreLayer } from "./globs.js";
+import { emptyOutcome, type SearchOutcome, type SearchRequest } from "./types.js";
+
+/** Files larger than this are not read by the fallback (ripgrep streams them instead). */
+export const FALLBACK_MAX_FILE_BYTES = 64 * 1024 * 1024;
+const READ_CONCURRENCY = 32;
+
+/** Compiles a pattern as the fallback will use it, or returns a message for the model. */
+export function compileSearchPattern(pattern: string): RegExp | string {
+  let source = pattern;
+  let flags = "";
+  if (source.startsWith("(?i)")) {
+    source = source.slice(4);
+    flags = "i";
+  }
+  try {
+    return new RegExp(source, flags);
+  } catch (err) {
+    return `${(err as Error).message}. Escape special characters such as ( ) [ ] { } . * + ? | with a backslash, or search a plain word.`;
+  }
+}
+
+/** Runs the search in-process. Never rejects: failures come back in `error`. */
+export async function runJsSearch(req: SearchRequest): Promise<SearchOutcome> {
+  const out = emptyOutcome("js");
+  const regex = req.target === "content" ? compileSearchPattern(req.pattern) : undefined;
+  if (typeof regex === "string") return { ...out, error: regex };
+  const deadline = Date.now() + req.timeoutMs;
+  const state = new Walk(req, out, deadline, regex);
+  try {
+    const s = await stat(req.searchPath);
+    if (s.isFile()) await state.visitFile(req.searchPath, true);
+    else if (s.isDirectory()) await state.walk(req.searchPath, await state.initialLayers());
+  } catch (err) {
+    out.error = `Cannot search "${req.searchPath}": ${(err as Error).message}`;
+  }
+  return out;
+}
+
+class Walk {
+  private readonly fileGlob?: (rel: string) => boolean;
+  private readonly nameGlob?: (rel: string) => boolean;
+  private matches = 0;
+  private outputChars = 0;
+
+  constructor(
+    private readonly req: SearchRequest,
+    private readonly out: SearchOutcome,
+    private readonly deadline: number,
+    private readonly regex: RegExp | undefined,
+  ) {
+    if (req.fileGlob) this.fileGlob = globMatcher(req.fileGlob);
+    if (req.target === "files") this.nameGlob = globMatcher(req.pattern);
+  }
+
+  /** The .gitignore files between the workspace and the search root (the root's own is read by walk). */
+  async initialLayers(): Promise<IgnoreLayer[]> {
+    const rel = this.rel(this.req.searchPath);
+    if (rel.startsWith("../") || path.isAbsolute(rel)) return [];
+    const layers: IgnoreLayer[] = [];
+    const parts = rel === "" ? [] : rel.split("/");
+    for (let i = 0; i < parts.length; i++) {
+      const base = parts.slice(0, i).join("/");
+      const text = await readFile(path.join(this.req.cwd, base, ".gitignore"), "utf8").catch(() => undefined);
+      if (text !== undefined) layers.push(ignoreLayer(base, text));
+    }
+    return layers;
+  }
+
+  async walk(dir: string, parentLayers: IgnoreLayer[]): Promise<void> {
+    if (this.stopped()) return;
+    let entries: Dirent[];
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch {
+      return; // unreadable directory: skipped, like ripgrep (which only warns)
+    }
+    let layers = parentLayers;
+    if (entries.some((e) => e.name === ".gitignore" && e.isFile())) {
+      const text = await readFile(path.join(dir, ".gitignore"), "utf8").catch(() => "");
+      layers = [...parentLayers, ignoreLayer(this.rel(dir), text)];
+    }
+    const files: string[] = [];
+    const dirs: string[] = [];
+    for (const e of entries) {
+      if (e.name === ".git" || e.isSymbolicLink()) continue;
+      const full = path.join(dir, e.name);
+      const rel = this.rel(full);
+      if (e.isDirectory()) {
+        if (!isIgnored(layers, rel, true)) dirs.push(full);
+      } else if (e.isFile() && !isIgnored(layers, rel, false)) {
+        files.push(full);
+      }
+    }
+    for (let i = 0; i < files.length && !this.stopped(); i += READ_CONCURRENCY) {
+      await Promise.all(files.slice(i, i + READ_CONCURRENCY).map((f) => this.visitFile(f, false)));
+    }
+    for (const d of dirs) await this.walk(d, layers);
+  }
+
+  async visitFile(file: string, explicit: boolean): Promise<void> {
+    if (this.stopped()) return;
+    const rel = this.rel(file);
+    if (!explicit && this.fileGlob && !this.fileGlob(rel)) return;
+    if (this.nameGlob) {
+      if (explicit || this.nameGlob(rel)) this.addFile(file);
+      return;
+    }
+    let buf: Buffer;
+    try {
+      const s = await stat(file);
+      if (s.size > FALLBACK_MAX_FILE_BYTES) return;
+      buf = await readFile(file);
+    } catch {
+      return;
+    }
+    if (buf.includes(0)) return; // binary, as ripgrep decides
+    let text = buf.toString("utf8");
+    if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    const regex = this.regex!;
+    // Cheap whole-file rejection first; per-line matching decides.
+    if (!new RegExp(regex.source, `${regex.flags}m`).test(text)) return;
+    const lines = text.split("\n");
+    if (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();
+    const matchLines: number[] = [];
+    for (let i = 0; i < lines.length; i++) if (regex.test(lines[i]!)) matchLines.push(i);
+    if (matchLines.length === 0) return;
+    this.record(file, lines, matchLines);
+  }
+
+  private record(file: string, lines: string[], matchLines: number[]): void {
+    if (this.req.mode === "files_only") return this.addFile(file);
+    if (this.req.mode === "count") {
+      this.out.counts.push({ path: file, count: matchLines.length });
+      if (this.out.counts.length >= this.req.maxRecords) this.stop("limit");
+      return;
+    }
+    const isMatch = new Set(matchLines);
+    const shown = new Set<number>();
+    const ctx = this.req.context;
+    for (const m of matchLines) for (let i = Math.max(0, m - ctx); i <= Math.min(lines.length - 1, m + ctx); i++) shown.add(i);
+    for (const i of [...shown].sort((a, b) => a - b)) {
+      if (this.stopped()) return;
+      const text = lines[i]!.replace(/\r$/, "");
+      this.out.lines.push({ path: file, line: i + 1, text, match: isMatch.has(i) });
+      this.outputChars += text.length;
+      if (isMatch.has(i) && ++this.matches >= this.req.maxRecords) this.stop("limit");
+      else if (this.outputChars > this.req.maxOutputBytes) this.stop("output");
+    }
+  }
+
+  private addFile(file: string): void {
+    this.out.files.push(file);
+    if (this.out.files.length >= this.req.maxRecords) this.stop("limit");
+  }
+
+  private stopped(): boolean {
+    if (!this.out.complete) return true;
+    if (Date.now() > this.deadline) {
+      this.stop("timeout");
+      return true;
+    }
+    return false;
+  }
+
+  private stop(reason: SearchOutcome["stopReason"]): void {
+    if (!this.out.complete) return;
+    this.out.complete = false;
+    this.out.stopReason = reason;
+  }
+
+  /** `/`-separated path relative to the workspace (`../…` or absolute outside it). */
+  private rel(p: string): string {
+    return relativePath(this.req.cwd, p);
+  }
+}

@@ -1,0 +1,146 @@
+/**
+ * Turns an engine's raw outcome into the search_files answer: credential files dropped (and
+ * counted), paths shown as the agent sees them, text redacted and cut, a stable order, and one
+ * page of results with the offset that continues.
+ */
+import type { LineRecord, SearchOutcome } from "./types.js";
+
+export interface ShapeOptions {
+  /** System path → the path shown to the model (workspace-relative inside the workspace). */
+  display(systemPath: string): string;
+  /** True for files whose content must not be shown (credential files). */
+  isHidden(displayPath: string): boolean;
+  /** Masks secrets in a line of text. */
+  redact(text: string): string;
+  maxLineChars: number;
+  offset: number;
+  limit: number;
+  context: number;
+}
+
+export interface ContextLine {
+  line: number;
+  text: string;
+}
+
+export interface ContentMatch {
+  path: string;
+  line: number;
+  text: string;
+  before?: ContextLine[];
+  after?: ContextLine[];
+}
+
+export const LINE_CUT_MARKER = "... [truncated]";
+
+/** The JSON-ready payload fields for one page of results. */
+export function shapeResults(outcome: SearchOutcome, target: "content" | "files", mode: "content" | "files_only" | "count", o: ShapeOptions): Record<string, unknown> {
+  const hiddenFiles = new Set<string>();
+  let hiddenMatches = 0;
+  const visible = (systemPath: string, matches = 1): string | undefined => {
+    const shown = o.display(systemPath);
+    if (target === "content" && o.isHidden(shown)) {
+      hiddenFiles.add(shown);
+      hiddenMatches += matches;
+      return undefined;
+    }
+    return shown;
+  };
+
+  let items: unknown[];
+  const extra: Record<string, unknown> = {};
+  if (target === "files" || mode === "files_only") {
+    const files = outcome.files.map((f) => visible(f)).filter((f): f is string => f !== undefined);
+    items = [...new Set(files)].sort(byPath);
+    extra.total_files = items.length;
+  } else if (mode === "count") {
+    const counts = outcome.counts
+      .map((c) => ({ path: visible(c.path, c.count), count: c.count }))
+      .filter((c): c is { path: string; count: number } => c.path !== undefined)
+      .sort((a, b) => byPath(a.path, b.path));
+    items = counts;
+    extra.total_files = counts.length;
+    extra.total_matches = counts.reduce((n, c) => n + c.count, 0);
+  } else {
+    items = contentMatches(outcome.lines, visible, o);
+    extra.total_matches = items.length;
+    extra.files_with_matches = new Set((items as ContentMatch[]).map((m) => m.path)).size;
+  }
+
+  const page = items.slice(o.offset, o.offset + o.limit);
+  const more = o.offset + page.length < items.length;
+  const payload: Record<string, unknown> = { ...extra, offset: o.offset, returned: page.length };
+  payload[target === "files" || mode === "files_only" ? "files" : mode === "count" ? "counts" : "matches"] = page;
+  payload.truncated = more || !outcome.complete;
+  if (more) payload.next_offset = o.offset + page.length;
+  if (!outcome.complete) payload.incomplete = stopMessage(outcome.stopReason);
+  if (hiddenFiles.size > 0) {
+    payload.omitted_credential_files = hiddenFiles.size;
+    payload.omitted_note = `${hiddenMatches} match(es) in ${hiddenFiles.size} credential file(s) (.env, keys, tokens) are not shown. Use .env.example or ask the user for the variable names.`;
+  }
+  payload.hint = hintFor(items.length, page.length, o.offset, more, outcome.complete);
+  return payload;
+}
+
+function contentMatches(lines: LineRecord[], visible: (p: string, matches?: number) => string | undefined, o: ShapeOptions): ContentMatch[] {
+  const byFile = new Map<string, LineRecord[]>();
+  for (const r of lines) {
+    let list = byFile.get(r.path);
+    if (!list) byFile.set(r.path, (list = []));
+    list.push(r);
+  }
+  const out: ContentMatch[] = [];
+  for (const [systemPath, records] of byFile) {
+    const shown = visible(systemPath, records.filter((r) => r.match).length);
+    if (shown === undefined) continue;
+    records.sort((a, b) => a.line - b.line);
+    const context = new Map<number, string>();
+    for (const r of records) if (!r.match) context.set(r.line, r.text);
+    const around = (from: number, to: number): ContextLine[] => {
+      const got: ContextLine[] = [];
+      for (let l = from; l <= to; l++) {
+        const t = context.get(l);
+        if (t !== undefined) got.push({ line: l, text: clean(t, o) });
+      }
+      return got;
+    };
+    for (const r of records) {
+      if (!r.match) continue;
+      const m: ContentMatch = { path: shown, line: r.line, text: clean(r.text, o) };
+      if (o.context > 0) {
+        const before = around(r.line - o.context, r.line - 1);
+        const after = around(r.line + 1, r.line + o.context);
+        if (before.length > 0) m.before = before;
+        if (after.length > 0) m.after = after;
+      }
+      out.push(m);
+    }
+  }
+  return out.sort((a, b) => byPath(a.path, b.path) || a.line - b.line);
+}
+
+function clean(text: string, o: ShapeOptions): string {
+  const redacted = o.redact(text);
+  return redacted.length > o.maxLineChars ? redacted.slice(0, o.maxLineChars) + LINE_CUT_MARKER : redacted;
+}
+
+function byPath(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function stopMessage(reason: SearchOutcome["stopReason"]): string {
+  const why =
+    reason === "timeout" ? "it hit the time limit" : reason === "output" ? "its output exceeded the size cap" : "it reached the result cap";
+  return `The search stopped early because ${why}: totals are lower bounds. Narrow it with a more specific pattern, a sub-directory path or file_glob.`;
+}
+
+function hintFor(total: number, shown: number, offset: number, more: boolean, complete: boolean): string {
+  if (total === 0) {
+    return offset > 0 || !complete
+      ? "Nothing on this page."
+      : "No results. Check the pattern (a regular expression for content, a glob for files), the path, and file_glob; ignored (.gitignore) and binary files are not searched.";
+  }
+  if (shown === 0) return `offset ${offset} is past the end (${total} results). Use a smaller offset.`;
+  const range = `Showing ${offset + 1}-${offset + shown} of ${total}${complete ? "" : "+"}.`;
+  return more ? `${range} Use offset=${offset + shown} to continue, or narrow the search.` : range;
+}

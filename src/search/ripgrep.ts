@@ -1,0 +1,172 @@
+/**
+ * The ripgrep engine: `rg` spawned with an argument array (never a shell), `--` before the
+ * pattern, `--json` parsed as a stream, bounded by a timeout, an output cap and a record cap.
+ */
+import { spawn } from "node:child_process";
+import { stat } from "node:fs/promises";
+import path from "node:path";
+import { globMatcher, relativePath } from "./globs.js";
+import { emptyOutcome, type SearchOutcome, type SearchRequest } from "./types.js";
+
+/** Flags that make ripgrep see the same files as the JS fallback, whatever the user's setup. */
+const COMMON_FLAGS = [
+  "--no-config", // a user's RIPGREP_CONFIG_PATH must not change flags or output
+  "--hidden", // dotfiles are searched (credential files are filtered by name afterwards)
+  "--glob=!.git",
+  "--no-require-git", // .gitignore applies in a plain directory too
+  "--no-ignore-parent", // ignore files above the workspace are not the agent's
+  "--no-ignore-global",
+  "--no-ignore-exclude",
+  "--no-ignore-dot", // only .gitignore, like the fallback
+];
+
+let detected: Promise<string | undefined> | undefined;
+
+/** The ripgrep binary to use: `rg` when it runs (checked once per process), else `undefined`. */
+export function detectRipgrep(): Promise<string | undefined> {
+  detected ??= new Promise((resolve) => {
+    const child = spawn("rg", ["--version"], { stdio: "ignore" });
+    child.on("error", () => resolve(undefined));
+    child.on("close", (code) => resolve(code === 0 ? "rg" : undefined));
+  });
+  return detected;
+}
+
+/**
+ * Builds the argv for a request (exported for tests: the pattern always follows `--`).
+ * `workspaceIgnore`: the workspace's own .gitignore, passed explicitly so it also applies when a
+ * subdirectory is searched (`--no-ignore-parent` would drop it); its rules anchor at `cwd`.
+ */
+export function ripgrepArgs(req: SearchRequest, workspaceIgnore?: string): string[] {
+  const target = relativeTarget(req);
+  const flags = [...COMMON_FLAGS, ...(workspaceIgnore ? [`--ignore-file=${workspaceIgnore}`] : [])];
+  // Globs are applied by the caller (see runRipgrep): ripgrep's --glob would override .gitignore.
+  if (req.target === "files") return ["--files", "--null", ...flags, "--", target];
+  if (req.mode === "files_only") return ["--files-with-matches", "--null", ...flags, "--", req.pattern, target];
+  if (req.mode === "count") return ["--count", "--null", ...flags, "--", req.pattern, target];
+  const context = req.context > 0 ? [`--context=${req.context}`] : [];
+  return ["--json", ...flags, ...context, "--", req.pattern, target];
+}
+
+/** Runs ripgrep for `req`. Never rejects: failures come back in `error`. */
+export async function runRipgrep(req: SearchRequest, binary = "rg"): Promise<SearchOutcome> {
+  const ignoreFile = path.join(req.cwd, ".gitignore");
+  const hasIgnore = await stat(ignoreFile).then((s) => s.isFile(), () => false);
+  const args = ripgrepArgs(req, hasIgnore && req.searchPath !== req.cwd ? ignoreFile : undefined);
+  const out = emptyOutcome("ripgrep");
+  return new Promise((resolve) => {
+    const child = spawn(binary, args, { cwd: req.cwd, stdio: ["ignore", "pipe", "pipe"], windowsHide: true });
+    let bytes = 0;
+    let pending = "";
+    let stderr = "";
+    let stopped = false;
+    const stop = (reason: SearchOutcome["stopReason"]) => {
+      if (stopped) return;
+      stopped = true;
+      out.complete = false;
+      out.stopReason = reason;
+      child.kill("SIGKILL");
+    };
+    const timer = setTimeout(() => stop("timeout"), req.timeoutMs);
+    // --json and --count print one record per line; file lists are NUL-separated (names may hold newlines).
+    const separator = req.target === "content" && req.mode !== "files_only" ? "\n" : "\0";
+    let matches = 0;
+    const wanted = pathFilter(req);
+    const take = (record: string) => {
+      if (stopped || record === "") return;
+      if (req.target === "files" || req.mode === "files_only") {
+        const file = absolute(req.cwd, record);
+        if (!wanted(file)) return;
+        out.files.push(file);
+        if (out.files.length >= req.maxRecords) stop("limit");
+      } else if (req.mode === "count") {
+        const nul = record.lastIndexOf("\0");
+        const file = absolute(req.cwd, record.slice(0, nul));
+        if (!wanted(file)) return;
+        out.counts.push({ path: file, count: Number(record.slice(nul + 1)) });
+        if (out.counts.length >= req.maxRecords) stop("limit");
+      } else if (parseJsonLine(record, req.cwd, out, wanted) && ++matches >= req.maxRecords) {
+        stop("limit");
+      }
+    };
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (chunk: string) => {
+      if (stopped) return;
+      bytes += Buffer.byteLength(chunk);
+      const parts = (pending + chunk).split(separator);
+      pending = parts.pop()!;
+      for (const p of parts) take(p);
+      if (bytes > req.maxOutputBytes) stop("output");
+    });
+    child.stderr.setEncoding("utf8");
+    child.stderr.on("data", (chunk: string) => {
+      if (stderr.length < 8192) stderr += chunk;
+    });
+    child.on("error", (err) => {
+      clearTimeout(timer);
+      resolve({ ...out, error: `ripgrep could not be started: ${err.message}` });
+    });
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      if (!stopped) take(pending);
+      // 0: matches, 1: none; 2: an error — with results it is a per-file problem (permission…).
+      if (code === 2 && !stopped && out.lines.length + out.files.length + out.counts.length === 0 && stderr.trim() !== "") {
+        out.error = describeRipgrepError(stderr);
+      }
+      resolve(out);
+    });
+  });
+}
+
+/** Parses one `--json` line into `out`; true when it added a match. */
+function parseJsonLine(line: string, cwd: string, out: SearchOutcome, wanted: (file: string) => boolean): boolean {
+  let msg: { type?: string; data?: { path?: RgData; lines?: RgData; line_number?: number } };
+  try {
+    msg = JSON.parse(line);
+  } catch {
+    return false;
+  }
+  if ((msg.type !== "match" && msg.type !== "context") || !msg.data?.path || !msg.data.lines) return false;
+  const file = absolute(cwd, dataText(msg.data.path));
+  if (!wanted(file)) return false;
+  const text = dataText(msg.data.lines).replace(/\r?\n$/, "");
+  out.lines.push({ path: file, line: msg.data.line_number ?? 0, text, match: msg.type === "match" });
+  return msg.type === "match";
+}
+
+interface RgData {
+  text?: string;
+  bytes?: string;
+}
+
+/** ripgrep sends non-UTF-8 paths and lines base64-encoded. */
+function dataText(d: RgData): string {
+  return d.text ?? Buffer.from(d.bytes ?? "", "base64").toString("utf8");
+}
+
+/** The glob filters of the request (file_glob, and the name glob of target="files"), on absolute paths. */
+function pathFilter(req: SearchRequest): (file: string) => boolean {
+  const globs = [req.fileGlob, req.target === "files" ? req.pattern : undefined].filter((g): g is string => !!g).map(globMatcher);
+  if (globs.length === 0) return () => true;
+  const explicitFile = (file: string) => file === req.searchPath;
+  return (file) => explicitFile(file) || globs.every((g) => g(relativePath(req.cwd, file)));
+}
+
+function absolute(cwd: string, p: string): string {
+  return path.resolve(cwd, p);
+}
+
+function relativeTarget(req: SearchRequest): string {
+  const rel = path.relative(req.cwd, req.searchPath);
+  if (rel === "") return ".";
+  return rel.startsWith("..") || path.isAbsolute(rel) ? req.searchPath : rel;
+}
+
+function describeRipgrepError(stderr: string): string {
+  const text = stderr.trim();
+  if (/regex parse error|error parsing regex|unclosed|unopened|repetition operator/i.test(text)) {
+    return `Invalid regular expression: ${text.replace(/\s+/g, " ").slice(0, 300)}. Escape special characters such as ( ) [ ] { } . * + ? | with a backslash, or search a plain word.`;
+  }
+  if (/glob/i.test(text)) return `Invalid glob: ${text.replace(/\s+/g, " ").slice(0, 300)}`;
+  return `ripgrep failed: ${text.replace(/\s+/g, " ").slice(0, 300)}`;
+}

@@ -1,0 +1,48 @@
+/** What a search engine (ripgrep or the JS fallback) is asked to do. Paths are absolute. */
+export interface SearchRequest {
+  /** `content`: `pattern` is a regex searched in file contents; `files`: `pattern` is a glob on file paths. */
+  target: "content" | "files";
+  pattern: string;
+  /** Content searches only: lines with context, names of matching files, or per-file counts. */
+  mode: "content" | "files_only" | "count";
+  /** The workspace directory: the engine's working directory; globs are matched on paths relative to it. */
+  cwd: string;
+  /** Absolute file or directory to search. */
+  searchPath: string;
+  /** Only files whose path (relative to `cwd`) matches this gitignore-style glob. */
+  fileGlob?: string;
+  /** Lines of context before and after each match (content mode). */
+  context: number;
+  /** Stop after this many matches / files: the result is then marked incomplete. */
+  maxRecords: number;
+  timeoutMs: number;
+  /** Stop reading the engine's output beyond this many bytes (ripgrep) / characters (JS). */
+  maxOutputBytes: number;
+}
+
+/** One line of a content search: a match or a context line. `path` is absolute. */
+export interface LineRecord {
+  path: string;
+  line: number;
+  text: string;
+  match: boolean;
+}
+
+export interface SearchOutcome {
+  engine: "ripgrep" | "js";
+  /** Content mode. */
+  lines: LineRecord[];
+  /** files_only mode and the files target (absolute paths). */
+  files: string[];
+  /** count mode: matching lines per file. */
+  counts: Array<{ path: string; count: number }>;
+  /** `false` when a cap or the timeout stopped the search early. */
+  complete: boolean;
+  stopReason?: "limit" | "timeout" | "output";
+  /** A problem with the request (invalid regex…) phrased for the model. */
+  error?: string;
+}
+
+export function emptyOutcome(engine: SearchOutcome["engine"]): SearchOutcome {
+  return { engine, lines: [], files: [], counts: [], complete: true };
+}

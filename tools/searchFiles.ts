@@ -1,0 +1,185 @@
+/**
+ * search_files: content search (regex) or file-name search (glob) inside the thread workspace.
+ * ripgrep when `rg` is installed, otherwise the JS engine (src/search/fallback.ts), which gives
+ * the same answers on ordinary patterns (see its note on the regex dialect). Answers are JSON,
+ * errors included; credential files are left out and counted; match text is redacted.
+ */
+import { tool } from "@langchain/core/tools";
+import { stat } from "node:fs/promises";
+import { z } from "zod";
+import { isCredentialPath } from "../src/guards/credentials.js";
+import { redactSecrets } from "../src/guards/redact.js";
+import { runJsSearch } from "../src/search/fallback.js";
+import { shapeResults } from "../src/search/results.js";
+import { detectRipgrep, runRipgrep } from "../src/search/ripgrep.js";
+import type { SearchOutcome, SearchRequest } from "../src/search/types.js";
+import type { Workspace } from "../src/workspace.js";
+import { markWorkbenchTool } from "./context.js";
+import {
+  errorPayload,
+  FileToolError,
+  fileToolResult,
+  resolveFileTarget,
+  resolveFileToolOptions,
+  type FileToolOptions,
+} from "./fileToolSupport.js";
+
+export const SEARCH_DEFAULT_LIMIT = 50;
+export const SEARCH_MAX_LIMIT = 500;
+export const SEARCH_MAX_CONTEXT = 10;
+
+/** Options of {@link createSearchFilesTool}. */
+export interface SearchFilesToolOptions extends Pick<FileToolOptions, "rootDir" | "confine" | "credentialPatterns" | "redactSecrets" | "homeDir"> {
+  /** `"auto"` (default): ripgrep when `rg` runs, else JS; `"ripgrep"` or `"js"` to force one. */
+  engine?: "auto" | "ripgrep" | "js";
+  /** ripgrep executable (default `rg` from PATH). */
+  ripgrepPath?: string;
+  /** Per-call time limit in ms (default 30,000); the answer then says it is incomplete. */
+  timeoutMs?: number;
+  /** Matches (or files) collected per call before stopping (default 10,000). */
+  maxResults?: number;
+  /** Cap on the engine's raw output in bytes (default 16 MiB). */
+  maxOutputBytes?: number;
+  /** Match and context lines longer than this are cut (default 500). */
+  maxLineChars?: number;
+}
+
+export const searchFilesSchema = z.object({
+  pattern: z
+    .string()
+    .min(1)
+    .describe(
+      'What to look for. target="content": a regular expression matched against each line (ripgrep syntax; escape ( ) [ ] . * + ? with \\ for literal text; prefix (?i) to ignore case). target="files": a glob on file paths, e.g. "*.ts" or "src/**/*.test.ts".',
+    ),
+  target: z
+    .enum(["content", "files"])
+    .optional()
+    .describe('"content" (default) searches inside files; "files" lists files whose path matches the glob in pattern.'),
+  path: z.string().optional().describe('Directory or file to search, relative to the workspace (default ".", the whole workspace).'),
+  file_glob: z
+    .string()
+    .optional()
+    .describe('Only search files whose path matches this glob, e.g. "*.py" (any depth) or "src/**/*.ts"; a leading "!" excludes.'),
+  limit: z
+    .number()
+    .int()
+    .min(1)
+    .max(SEARCH_MAX_LIMIT)
+    .optional()
+    .describe(`Results per page (default ${SEARCH_DEFAULT_LIMIT}, at most ${SEARCH_MAX_LIMIT}).`),
+  offset: z.number().int().min(0).optional().describe("Results to skip: use next_offset from the previous answer to continue (default 0)."),
+  output_mode: z
+    .enum(["content", "files_only", "count"])
+    .optional()
+    .describe('For content searches: "content" (default) matching lines with line numbers, "files_only" just the file paths, "count" matches per file.'),
+  context: z
+    .number()
+    .int()
+    .min(0)
+    .max(SEARCH_MAX_CONTEXT)
+    .optional()
+    .describe(`Lines of context to show before and after each match (default 0, at most ${SEARCH_MAX_CONTEXT}; output_mode="content" only).`),
+});
+
+export type SearchFilesArgs = z.infer<typeof searchFilesSchema>;
+
+function positive(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < 1) throw new TypeError(`${name} must be a positive integer (got ${String(value)})`);
+  return value;
+}
+
+/** The search_files tool. Options are validated here (a TypeError names the bad one). */
+export function createSearchFilesTool(options: SearchFilesToolOptions = {}) {
+  const fileOpts = resolveFileToolOptions({
+    rootDir: options.rootDir,
+    confine: options.confine,
+    credentialPatterns: options.credentialPatterns,
+    redactSecrets: options.redactSecrets,
+    homeDir: options.homeDir,
+  });
+  const engine = options.engine ?? "auto";
+  if (!["auto", "ripgrep", "js"].includes(engine)) throw new TypeError('engine must be "auto", "ripgrep" or "js"');
+  const limits = {
+    timeoutMs: positive("timeoutMs", options.timeoutMs, 30_000),
+    maxResults: positive("maxResults", options.maxResults, 10_000),
+    maxOutputBytes: positive("maxOutputBytes", options.maxOutputBytes, 16 * 1024 * 1024),
+    maxLineChars: positive("maxLineChars", options.maxLineChars, 500),
+  };
+
+  async function run(req: SearchRequest): Promise<SearchOutcome> {
+    if (engine === "js") return runJsSearch(req);
+    const rg = options.ripgrepPath ?? (await detectRipgrep());
+    if (rg === undefined) {
+      if (engine === "ripgrep") return { engine: "ripgrep", lines: [], files: [], counts: [], complete: true, error: "ripgrep (rg) is not installed" };
+      return runJsSearch(req);
+    }
+    return runRipgrep(req, rg);
+  }
+
+  async function searchFiles(args: SearchFilesArgs, config: unknown): Promise<{ payload: Record<string, unknown>; isError: boolean }> {
+    let ws: Workspace | undefined;
+    let display: string | undefined;
+    try {
+      if (typeof args?.pattern !== "string" || args.pattern === "") {
+        throw new FileToolError('Missing "pattern": give a regular expression (target="content") or a glob (target="files").');
+      }
+      const target = args.target ?? "content";
+      const mode = target === "files" ? "content" : (args.output_mode ?? "content");
+      const limit = Math.min(args.limit ?? SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT);
+      const offset = args.offset ?? 0;
+      const context = mode === "content" ? Math.min(args.context ?? 0, SEARCH_MAX_CONTEXT) : 0;
+      const resolved = await resolveFileTarget(args.path ?? ".", config, fileOpts);
+      ws = resolved.ws;
+      display = resolved.display;
+      const s = await stat(resolved.systemPath).catch(() => null);
+      if (!s || (!s.isFile() && !s.isDirectory())) {
+        throw new FileToolError(`Path "${display}" does not exist (or is not a file or directory). Use "." to search the whole workspace.`);
+      }
+      const outcome = await run({
+        target,
+        pattern: args.pattern,
+        mode,
+        cwd: resolved.ws.dir,
+        searchPath: resolved.systemPath,
+        ...(args.file_glob ? { fileGlob: args.file_glob } : {}),
+        context,
+        maxRecords: limits.maxResults,
+        timeoutMs: limits.timeoutMs,
+        maxOutputBytes: limits.maxOutputBytes,
+      });
+      const head = { pattern: args.pattern, target, path: display, ...(target === "content" ? { output_mode: mode } : {}), engine: outcome.engine };
+      if (outcome.error) return { payload: { ...head, error: resolved.ws.rewrite(outcome.error) }, isError: true };
+      const wsRef = resolved.ws;
+      const shaped = shapeResults(outcome, target, mode, {
+        display: (p) => wsRef.toAgentPath(p),
+        isHidden: (p) => isCredentialPath(p, fileOpts.credentialPatterns),
+        redact: fileOpts.redactSecrets ? redactSecrets : (t) => t,
+        maxLineChars: limits.maxLineChars,
+        offset,
+        limit,
+        context,
+      });
+      return { payload: { ...head, ...shaped }, isError: false };
+    } catch (err) {
+      return { payload: errorPayload(err, ws, display), isError: true };
+    }
+  }
+
+  const searchTool = tool(
+    async (args: SearchFilesArgs, config) => {
+      const { payload, isError } = await searchFiles(args, config);
+      return fileToolResult("search_files", config, payload, isError);
+    },
+    {
+      name: "search_files",
+      description:
+        'Search the workspace. target="content" (default): lines matching a regular expression, as JSON "matches" [{path, line, text, before?, after?}] ' +
+        '(output_mode "files_only" gives just "files", "count" gives per-file "counts"). target="files": files whose path matches a glob. ' +
+        'Honours .gitignore, skips binary files; credential files (.env, keys) are left out and counted, secrets in lines are masked as «redacted…». ' +
+        `Paginated: limit (default ${SEARCH_DEFAULT_LIMIT}) and offset — when "truncated" is true, call again with offset=next_offset. Prefer this over reading many files.`,
+      schema: searchFilesSchema,
+    },
+  );
+  return markWorkbenchTool(searchTool);
+}
