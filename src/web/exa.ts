@@ -1,5 +1,5 @@
 /** Exa through `exa-js`: POST /search with highlights, POST /contents for extraction. */
-import { Exa } from "exa-js";
+import type { Exa as ExaClient } from "exa-js";
 import type { WebBackend, WebExtractOptions, WebSearchOptions, WebSearchResult } from "./types.js";
 import { failedPage, inInputOrder, resolveVendorOptions, text, urlKey, type ExtractedPage, type VendorOptions } from "./common.js";
 import { errorMessage, withRetries, withTimeout } from "./retry.js";
@@ -23,18 +23,24 @@ function statusError(s: ExaStatus): string {
 
 export function createExaBackend(options: ExaBackendOptions): WebBackend {
   const opts = resolveVendorOptions("exa", options, "EXA_API_KEY");
-  const client = opts.baseUrl ? new Exa(opts.apiKey, opts.baseUrl) : new Exa(opts.apiKey);
+  // Loaded on first use: most setups use one vendor. The named export is the client class.
+  let loaded: Promise<ExaClient> | undefined;
+  const client = () =>
+    (loaded ??= import("exa-js").then(({ Exa }) => (opts.baseUrl ? new Exa(opts.apiKey, opts.baseUrl) : new Exa(opts.apiKey))));
   const secrets = [opts.apiKey];
   // exa-js has neither a timeout nor retries: both come from here.
-  const call = <T>(fn: () => Promise<T>, signal?: AbortSignal) =>
-    withRetries(() => withTimeout(fn(), opts.timeoutMs), opts.retry, signal);
+  const call = <T>(fn: (exa: ExaClient) => Promise<T>, signal?: AbortSignal) =>
+    withRetries(async () => {
+      const exa = await client();
+      return withTimeout(fn(exa), opts.timeoutMs);
+    }, opts.retry, signal);
 
   return {
     name: "exa",
 
     async search(query: string, { limit, signal }: WebSearchOptions): Promise<WebSearchResult[]> {
       try {
-        const res = await call(() => client.search(query, { numResults: limit, contents: { highlights: true } }), signal);
+        const res = await call((exa) => exa.search(query, { numResults: limit, contents: { highlights: true } }), signal);
         return res.results.slice(0, limit).map((r, i) => {
           const highlights = (r as { highlights?: unknown }).highlights;
           const description = Array.isArray(highlights) ? highlights.filter((h) => typeof h === "string").join(" … ") : "";
@@ -48,7 +54,7 @@ export function createExaBackend(options: ExaBackendOptions): WebBackend {
     async extract(urls: string[], { signal, onUrlDone }: WebExtractOptions): Promise<ExtractedPage[]> {
       let pages: ExtractedPage[];
       try {
-        const res = await call(() => client.getContents(urls, { text: true }), signal);
+        const res = await call((exa) => exa.getContents(urls, { text: true }), signal);
         const found = new Map<string, ExtractedPage>();
         for (const r of res.results ?? []) {
           found.set(urlKey(r.url), { url: r.url, title: text(r.title), content: text((r as { text?: unknown }).text), error: null });

@@ -1,5 +1,5 @@
 /** Firecrawl through `@mendable/firecrawl-js` v4: POST /v2/search, one POST /v2/scrape per URL. */
-import Firecrawl from "@mendable/firecrawl-js";
+import type { Firecrawl as FirecrawlClient } from "@mendable/firecrawl-js";
 import pLimit from "p-limit";
 import type { WebBackend, WebExtractOptions, WebSearchOptions, WebSearchResult } from "./types.js";
 import { failedPage, resolveVendorOptions, text, type ExtractedPage, type VendorOptions } from "./common.js";
@@ -19,12 +19,11 @@ export function createFirecrawlBackend(options: FirecrawlBackendOptions): WebBac
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new RangeError("firecrawl: concurrency must be a positive integer");
   // The SDK only retries 502 and counts attempts in maxRetries; 1 disables it so the bounded
   // retry policy here (429/5xx/timeouts) is the only one.
-  const client = new Firecrawl({
-    apiKey: opts.apiKey ?? "",
-    apiUrl: opts.baseUrl ?? CLOUD_URL,
-    timeoutMs: opts.timeoutMs,
-    maxRetries: 1,
-  });
+  let loaded: Promise<FirecrawlClient> | undefined;
+  const client = () =>
+    (loaded ??= import("@mendable/firecrawl-js").then(
+      ({ Firecrawl }) => new Firecrawl({ apiKey: opts.apiKey ?? "", apiUrl: opts.baseUrl ?? CLOUD_URL, timeoutMs: opts.timeoutMs, maxRetries: 1 }),
+    ));
   const secrets = [opts.apiKey];
   const limit = pLimit(concurrency);
 
@@ -32,7 +31,7 @@ export function createFirecrawlBackend(options: FirecrawlBackendOptions): WebBac
     try {
       // autoResume:false keeps the request within the client timeout instead of 5+ minutes.
       const doc = await withRetries(
-        () => client.scrape(url, { formats: ["markdown"], autoResume: false }),
+        async () => (await client()).scrape(url, { formats: ["markdown"], autoResume: false }),
         opts.retry,
         signal,
       );
@@ -54,7 +53,7 @@ export function createFirecrawlBackend(options: FirecrawlBackendOptions): WebBac
 
     async search(query: string, { limit: max, signal }: WebSearchOptions): Promise<WebSearchResult[]> {
       try {
-        const res = await withRetries(() => client.search(query, { limit: max }), opts.retry, signal);
+        const res = await withRetries(async () => (await client()).search(query, { limit: max }), opts.retry, signal);
         const web = (res.web ?? []) as Array<Record<string, unknown>>;
         return web.slice(0, max).map((r, i) => ({
           title: text(r.title),

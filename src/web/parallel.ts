@@ -1,5 +1,5 @@
 /** Parallel through `parallel-web`: POST /v1/search and POST /v1/extract (full content). */
-import Parallel from "parallel-web";
+import type { Parallel as ParallelClient } from "parallel-web";
 import type { WebBackend, WebExtractOptions, WebSearchOptions, WebSearchResult } from "./types.js";
 import { failedPage, inInputOrder, resolveVendorOptions, text, urlKey, type ExtractedPage, type VendorOptions } from "./common.js";
 import { errorMessage } from "./retry.js";
@@ -14,13 +14,18 @@ export function createParallelBackend(options: ParallelBackendOptions): WebBacke
   const mode = options.mode ?? "fast";
   // The SDK retries 408/409/429/5xx itself (honouring retry-after); retrying here as well
   // would multiply attempts, so its own counter gets our policy and nothing wraps it.
-  const client = new Parallel({
-    apiKey: opts.apiKey,
-    baseURL: opts.baseUrl ?? null,
-    timeout: opts.timeoutMs,
-    maxRetries: opts.retry.attempts - 1,
-    logLevel: "off",
-  });
+  let loaded: Promise<ParallelClient> | undefined;
+  const client = () =>
+    (loaded ??= import("parallel-web").then(
+      ({ Parallel }) =>
+        new Parallel({
+          apiKey: opts.apiKey,
+          baseURL: opts.baseUrl ?? null,
+          timeout: opts.timeoutMs,
+          maxRetries: opts.retry.attempts - 1,
+          logLevel: "off",
+        }),
+    ));
   const secrets = [opts.apiKey];
 
   return {
@@ -28,7 +33,7 @@ export function createParallelBackend(options: ParallelBackendOptions): WebBacke
 
     async search(query: string, { limit, signal }: WebSearchOptions): Promise<WebSearchResult[]> {
       try {
-        const res = await client.search(
+        const res = await (await client()).search(
           { search_queries: [query], objective: query, mode, advanced_settings: { max_results: limit } },
           { signal },
         );
@@ -46,7 +51,7 @@ export function createParallelBackend(options: ParallelBackendOptions): WebBacke
     async extract(urls: string[], { signal, onUrlDone }: WebExtractOptions): Promise<ExtractedPage[]> {
       let pages: ExtractedPage[];
       try {
-        const res = await client.extract({ urls, advanced_settings: { full_content: true } }, { signal });
+        const res = await (await client()).extract({ urls, advanced_settings: { full_content: true } }, { signal });
         const found = new Map<string, ExtractedPage>();
         for (const r of res.results ?? []) {
           const content = text(r.full_content) || (r.excerpts ?? []).join("\n\n");

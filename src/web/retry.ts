@@ -75,10 +75,16 @@ export function describeFailure(err: unknown): FailureInfo {
   if (status === undefined) {
     const m = /^(\d{3}) Error\b/.exec(message);
     if (m) status = Number(m[1]);
+    // …or only the vendor's text, when the body had an error message.
+    else if (/rate limit|too many requests|excessive requests/i.test(message)) status = 429;
   }
+  // The Tavily, Exa and Firecrawl SDKs drop response headers from their errors; Firecrawl's
+  // rate-limit text still says "retry after 35s", so that is read too.
+  const inText = /retry after (\d+(?:\.\d+)?)\s*s/i.exec(message);
   const retryAfter =
     parseRetryAfter(headerValue(e.headers, "retry-after")) ??
-    parseRetryAfter(headerValue(e.response?.headers, "retry-after"));
+    parseRetryAfter(headerValue(e.response?.headers, "retry-after")) ??
+    (inText ? Number(inText[1]) * 1000 : undefined);
   const code = typeof e.code === "string" ? e.code : "";
   const transient =
     /^(ECONNRESET|ECONNREFUSED|ETIMEDOUT|ECONNABORTED|EPIPE|EAI_AGAIN|UND_ERR_\w+)$/.test(code) ||
@@ -118,12 +124,13 @@ export function backoffDelay(policy: RetryPolicy, retry: number, info: FailureIn
 
 /**
  * Runs `fn` up to `policy.attempts` times while failures are retryable; rethrows the last error.
- * Aborting `signal` stops between attempts.
+ * Aborting `signal` stops between attempts. `wait` is injectable so tests can observe delays.
  */
 export async function withRetries<T>(
   fn: (attempt: number) => Promise<T>,
   policy: RetryPolicy,
   signal?: AbortSignal,
+  wait: (ms: number, signal?: AbortSignal) => Promise<void> = sleep,
 ): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
@@ -131,7 +138,7 @@ export async function withRetries<T>(
     } catch (err) {
       const info = describeFailure(err);
       if (attempt >= policy.attempts || !isRetryable(info) || signal?.aborted) throw err;
-      await sleep(backoffDelay(policy, attempt, info), signal);
+      await wait(backoffDelay(policy, attempt, info), signal);
     }
   }
 }

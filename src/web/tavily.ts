@@ -1,5 +1,5 @@
 /** Tavily through `@tavily/core`: one POST /search, one batched POST /extract. */
-import { tavily } from "@tavily/core";
+import type { tavily as TavilyFactory } from "@tavily/core";
 import type { WebBackend, WebExtractOptions, WebSearchOptions, WebSearchResult } from "./types.js";
 import { failedPage, inInputOrder, resolveVendorOptions, text, urlKey, type ExtractedPage, type VendorOptions } from "./common.js";
 import { errorMessage, withRetries } from "./retry.js";
@@ -9,7 +9,10 @@ export type TavilyBackendOptions = VendorOptions;
 
 export function createTavilyBackend(options: TavilyBackendOptions): WebBackend {
   const opts = resolveVendorOptions("tavily", options, "TAVILY_API_KEY");
-  const client = tavily({ apiKey: opts.apiKey, apiBaseURL: opts.baseUrl });
+  // Loaded on first use: the SDK costs seconds to import and most setups use one vendor.
+  let loaded: Promise<ReturnType<typeof TavilyFactory>> | undefined;
+  const client = () =>
+    (loaded ??= import("@tavily/core").then((m) => m.tavily({ apiKey: opts.apiKey, apiBaseURL: opts.baseUrl })));
   // Tavily takes its timeout in seconds (the API accepts 1–60) and has no retries of its own.
   const timeout = Math.min(60, Math.max(1, Math.ceil(opts.timeoutMs / 1000)));
   const secrets = [opts.apiKey];
@@ -19,7 +22,7 @@ export function createTavilyBackend(options: TavilyBackendOptions): WebBackend {
 
     async search(query: string, { limit, signal }: WebSearchOptions): Promise<WebSearchResult[]> {
       try {
-        const res = await withRetries(() => client.search(query, { maxResults: limit, timeout }), opts.retry, signal);
+        const res = await withRetries(async () => (await client()).search(query, { maxResults: limit, timeout }), opts.retry, signal);
         return res.results.slice(0, limit).map((r, i) => ({
           title: text(r.title),
           url: text(r.url),
@@ -35,7 +38,7 @@ export function createTavilyBackend(options: TavilyBackendOptions): WebBackend {
       let pages: ExtractedPage[];
       try {
         const res = await withRetries(
-          () => client.extract(urls, { format: "markdown", timeout }),
+          async () => (await client()).extract(urls, { format: "markdown", timeout }),
           opts.retry,
           signal,
         );
