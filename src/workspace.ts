@@ -82,6 +82,8 @@ export class Workspace {
   private realDir: string | undefined;
   private ready: Promise<string> | undefined;
   private rewriter: RegExp | undefined;
+  /** `null`: the directory's spellings do not suit the scanner; use the regex. */
+  private scanner: LiteralPathScanner | null | undefined;
 
   private constructor(rootDir: string, threadId: string) {
     this.p = isWindowsPath(rootDir) ? path.win32 : path.posix;
@@ -108,6 +110,7 @@ export class Workspace {
       if (real !== this.dir) {
         this.realDir = real;
         this.rewriter = undefined;
+        this.scanner = undefined;
       }
       return this.dir;
     })();
@@ -172,6 +175,12 @@ export class Workspace {
    */
   rewrite(text: string): string {
     if (typeof text !== "string" || text.length === 0) return text;
+    if (this.scanner === undefined) this.scanner = LiteralPathScanner.build(this.rewriteBases());
+    return this.scanner ? this.scanner.rewrite(text) : this.rewriteByRegex(text);
+  }
+
+  /** The reference implementation of {@link rewrite}; used when the fast scanner cannot be. */
+  private rewriteByRegex(text: string): string {
     const re = (this.rewriter ??= this.buildRewriter());
     re.lastIndex = 0;
     return text.replace(re, (m: string, sep: string | undefined, offset: number) => {
@@ -181,7 +190,8 @@ export class Workspace {
     });
   }
 
-  private buildRewriter(): RegExp {
+  /** Every spelling of the directory in text: both separators, JSON-escaped; longest first. */
+  private rewriteBases(): string[] {
     const bases = new Set<string>();
     for (const d of [this.dir, this.realDir]) {
       if (!d) continue;
@@ -191,8 +201,11 @@ export class Workspace {
       bases.add(fwd.replace(/\//g, "\\\\"));
       bases.add(fwd.replace(/\//g, "\\/"));
     }
-    const alts = [...bases]
-      .sort((a, b) => b.length - a.length)
+    return [...bases].sort((a, b) => b.length - a.length);
+  }
+
+  private buildRewriter(): RegExp {
+    const alts = this.rewriteBases()
       .map((b) => {
         const drive = /^([A-Za-z]):/.exec(b);
         const body = escapeRegExp(drive ? b.slice(1) : b);
@@ -266,4 +279,115 @@ const SYSTEM_TOP_DIRS = new Set([
 
 function escapes(normalPosix: string): boolean {
   return normalPosix === ".." || normalPosix.startsWith("../");
+}
+
+const SEPARATORS = ["\\\\", "\\/", "\\", "/"];
+const SEPARATORS_OR_NONE = [...SEPARATORS, ""];
+
+/**
+ * The regex of {@link Workspace.rewrite}, as a hand-written scan: `indexOf` finds the
+ * directory's last segment, then each spelling is compared backwards from there, with the same
+ * boundary rules, separator order and replacement. It avoids the regex's per-position lookbehind
+ * and its per-match callback (measured 4-5x faster on path-dense output). It is exact only when
+ * every spelling ends in the same last segment and contains it nowhere else (then matches are
+ * found leftmost-first, as the regex finds them); otherwise `build` returns null.
+ */
+class LiteralPathScanner {
+  private constructor(
+    private readonly segment: string,
+    private readonly bases: readonly { text: string; rest: string; drive: string | undefined }[],
+  ) {}
+
+  static build(bases: readonly string[]): LiteralPathScanner | null {
+    const last = (b: string) => b.slice(Math.max(b.lastIndexOf("/"), b.lastIndexOf("\\")) + 1);
+    const segment = bases.length > 0 ? last(bases[0]!) : "";
+    if (segment === "") return null;
+    for (const b of bases) {
+      if (last(b) !== segment || b.indexOf(segment) !== b.length - segment.length) return null;
+    }
+    return new LiteralPathScanner(
+      segment,
+      bases.map((text) => {
+        const drive = /^[A-Za-z]:/.test(text) ? text[0] : undefined;
+        return { text, rest: drive ? text.slice(1) : text, drive };
+      }),
+    );
+  }
+
+  rewrite(text: string): string {
+    const seg = this.segment;
+    let out = "";
+    let last = 0;
+    let i = text.indexOf(seg);
+    while (i !== -1) {
+      const end = i + seg.length;
+      let next = i + 1;
+      for (const b of this.bases) {
+        const start = end - b.text.length;
+        if (start < last || !this.spelledAt(text, b, start)) continue;
+        if (start > 0 && isPathWordChar(text.charCodeAt(start - 1))) continue;
+        const tail = matchTail(text, end);
+        if (!tail) continue;
+        out += text.slice(last, start) + tail.replacement;
+        last = end + tail.consumed;
+        next = last;
+        break;
+      }
+      i = text.indexOf(seg, next);
+    }
+    return last === 0 ? text : out + text.slice(last);
+  }
+
+  private spelledAt(text: string, b: { text: string; rest: string; drive: string | undefined }, start: number): boolean {
+    if (!b.drive) return text.startsWith(b.text, start);
+    const c = text[start];
+    return (c === b.drive.toUpperCase() || c === b.drive.toLowerCase()) && text.startsWith(b.rest, start + 1);
+  }
+}
+
+/** What follows the directory: a separator and a path (dropped), or an end (becomes `.`). */
+function matchTail(text: string, end: number): { consumed: number; replacement: string } | undefined {
+  for (const sep of SEPARATORS) {
+    if (!text.startsWith(sep, end)) continue;
+    const n = end + sep.length;
+    if (n < text.length && !isTailStop(text.charCodeAt(n))) return { consumed: sep.length, replacement: "" };
+  }
+  for (const sep of SEPARATORS_OR_NONE) {
+    if (!text.startsWith(sep, end)) continue;
+    const p = end + sep.length;
+    if (isEndAt(text, p)) return { consumed: sep.length, replacement: text.charCodeAt(p) === 46 ? "./" : "." };
+  }
+  return undefined;
+}
+
+/** `[\w.\-]`: a character that continues a path segment. */
+function isPathWordChar(c: number): boolean {
+  return isWordChar(c) || c === 46 || c === 45;
+}
+
+function isWordChar(c: number): boolean {
+  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
+}
+
+/** JavaScript's `\s`. */
+function isSpace(c: number): boolean {
+  return (
+    (c >= 9 && c <= 13) || c === 32 || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff
+  );
+}
+
+/** `[\s"'\`<>()\[\]{},;|]`: characters that cannot start the path after a separator. */
+function isTailStop(c: number): boolean {
+  return isSpace(c) || '"\'`<>()[]{},;|'.includes(String.fromCharCode(c));
+}
+
+/** {@link END} at position `p`. */
+function isEndAt(text: string, p: number): boolean {
+  if (p >= text.length) return true;
+  const c = text.charCodeAt(p);
+  if (isSpace(c) || '"\'`<>()[]{},;:|!?*'.includes(String.fromCharCode(c))) return true;
+  if (c !== 46) return false;
+  const after = text.charCodeAt(p + 1);
+  return !(isWordChar(after) || after === 45);
 }

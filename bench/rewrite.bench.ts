@@ -1,0 +1,69 @@
+/**
+ * `Workspace.rewrite` throughput on a 10 MB tool output full of workspace paths (a grep over a
+ * large tree, say). Anchor: `String.prototype.replaceAll` of the one literal `dir + "/"`, the
+ * least any rewrite must do. Also: the same size of text with no path at all (the common case).
+ */
+import os from "node:os";
+import path from "node:path";
+import { Workspace } from "../src/workspace.js";
+import { fmt, median, timeRuns } from "./fixtures.js";
+
+const MB = 1024 * 1024;
+
+/** ~`bytes` of grep-like output: most lines name a file in the thread dir, some a sibling thread. */
+export function pathHeavyText(ws: Workspace, bytes: number, everyNthLine = 1): string {
+  const sibling = `${ws.dir}0`; // "t1" vs "t10": must stay untouched
+  const parts: string[] = [];
+  let size = 0;
+  for (let i = 0; size < bytes; i++) {
+    const line =
+      i % everyNthLine !== 0
+        ? `  ${i}: const value = compute(${i}); // plain source text without any path in it\n`
+        : i % 10 === 9
+        ? `${sibling}/other/file${i}.txt:${i}: unrelated thread, left alone\n`
+        : `${ws.dir}/src/module${i % 97}/file${i}.ts:${i % 500}: const value = compute(${i}); // TODO\n`;
+    parts.push(line);
+    size += line.length;
+  }
+  return parts.join("");
+}
+
+function plainText(bytes: number): string {
+  const line = "lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor 0123456789\n";
+  return line.repeat(Math.ceil(bytes / line.length));
+}
+
+export async function run({ quick }: { quick: boolean }): Promise<string> {
+  const bytes = quick ? 1 * MB : 10 * MB;
+  const runs = quick ? 5 : 11;
+  const ws = Workspace.forThread(path.join(os.tmpdir(), "wb-bench-root"), "t1");
+  const rows: string[] = [];
+  for (const [name, text] of [
+    ["paths on 90% of lines", pathHeavyText(ws, bytes)],
+    ["a path every ~10 lines", pathHeavyText(ws, bytes, 11)],
+    ["no paths", plainText(bytes)],
+  ] as const) {
+    const literal = `${ws.dir}/`;
+    const out = ws.rewrite(text);
+    if (name !== "no paths" && (out.includes(literal) || !out.includes(`${ws.dir}0/other/`))) {
+      throw new Error("rewrite produced a wrong result; refusing to time it");
+    }
+    const ours = median(await timeRuns(() => ws.rewrite(text), runs, 2));
+    const anchor = median(await timeRuns(() => text.replaceAll(literal, ""), runs, 2));
+    const mbs = text.length / MB / (ours / 1000);
+    const target = mbs >= 500 ? "✅ ≥ 500 MB/s" : "❌ < 500 MB/s";
+    rows.push(`| ${name} | ${fmt(text.length / MB)} MB | ${fmt(ours)} ms | ${fmt(mbs)} MB/s | ${fmt(text.length / MB / (anchor / 1000))} MB/s | ${fmt(anchor / ours)}× | ${target} |`);
+  }
+  return [
+    "## Path rewriting",
+    "",
+    `\`Workspace.rewrite(text)\` on generated tool output (grep-like lines; every tenth names the sibling`,
+    "thread `t10`, which must stay untouched). Sizes in MiB of UTF-16 characters; median of",
+    `${runs} runs after 2 warm-ups. Anchor: \`text.replaceAll(dir + "/", "")\` (one literal, no boundaries,`,
+    "no `\\`/JSON/realpath forms). Target: ≥ 500 MB/s.",
+    "",
+    "| text | size | ours | ours throughput | anchor throughput | ours vs anchor | target |",
+    "|---|---|---|---|---|---|---|",
+    ...rows,
+  ].join("\n");
+}
