@@ -1,2 +1,24 @@
 // Public API of "langgraph-workbench/tools".
+// basic tools (get_current_time, run_command) and the thread-workspace context
+export { createBasicTools, createCurrentTimeTool, formatCurrentTime, type BasicToolsOptions } from "./basic.js";
+export {
+  createRunCommandTool,
+  isDangerousCommand,
+  runShellCommand,
+  scrubEnv,
+  DEFAULT_COMMAND_TIMEOUT_SECONDS,
+  DEFAULT_MAX_OUTPUT_CHARS,
+  type RunCommandToolOptions,
+  type RunShellCommandOptions,
+  type ShellCommandResult,
+} from "./shell.js";
+export {
+  workspaceFromConfig,
+  threadIdFromConfig,
+  markWorkbenchTool,
+  isWorkbenchTool,
+  WORKBENCH_TOOL_METADATA_KEY,
+  type ThreadConfigLike,
+} from "./context.js";
 export {};
+export { createWebTools, type WebToolsOptions, type WebExtractToolResult, type WebProgressEvent, type SummaryTuning } from "./web.js";
