@@ -5,6 +5,8 @@ process.env.no_proxy = "127.0.0.1,localhost";
 
 import assert from "node:assert/strict";
 import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { after, before, beforeEach, describe, test } from "node:test";
@@ -80,6 +82,40 @@ describe("input validation returns guidance, never throws", () => {
     const out = await call(extract, { urls: ["not a url", "https://example.com/fine"] });
     assert.match(out.results[0].error, /not a valid absolute URL/);
     assert.equal(out.results[1].error, null);
+  });
+});
+
+describe("keyless fetch backend through the tool", () => {
+  test("the blocklist and the SSRF guard apply before the fetch backend connects", async () => {
+    const seen: string[] = [];
+    const site = createServer((req, res) => {
+      seen.push(`${req.headers.host}${req.url}`);
+      res.writeHead(200, { "content-type": "text/html" });
+      res.end("<html><head><title>Local</title></head><body><article><h1>Local page</h1><p>Readable text here.</p></article></body></html>");
+    });
+    await new Promise<void>((resolve) => site.listen(0, "127.0.0.1", resolve));
+    const { port } = site.address() as AddressInfo;
+    try {
+      const [, extract] = createWebTools({
+        env: {},
+        urlSafety: { lookup: fakePublicLookup, allowHosts: ["127.0.0.1", "localhost"] },
+        policy: { respectRobots: "off", blocklist: { domains: ["localhost"] } },
+        summarizer: false,
+      }) as StructuredTool[];
+      const out = await call(extract!, {
+        urls: [`http://127.0.0.1:${port}/ok`, `http://localhost:${port}/blocked`, "http://169.254.169.254/latest/meta-data/"],
+      });
+      assert.equal(out.backend, "fetch");
+      const [ok, blocked, meta] = out.results;
+      assert.equal(ok.error, null);
+      assert.match(ok.content, /Local page/);
+      assert.equal(blocked.blocked_by_policy.rule, "localhost");
+      assert.match(meta.error, /URL refused/);
+      assert.deepEqual(seen, [`127.0.0.1:${port}/ok`]);
+    } finally {
+      site.closeAllConnections();
+      await new Promise<void>((resolve) => site.close(() => resolve()));
+    }
   });
 });
 

@@ -21,7 +21,7 @@ import {
   type WebBackendsConfig,
   type WebTask,
 } from "../src/web/select.js";
-import { summarizeContent, summarizerFromEnv, type SummarizeOptions, type SummarizeResult } from "../src/web/summarize.js";
+import type { SummarizeOptions, SummarizeResult } from "../src/web/summarize.js";
 import type { WebBackend, WebBackendName } from "../src/web/types.js";
 
 /** Summarisation thresholds; the model, URL, signal and progress are supplied per call. */
@@ -173,9 +173,15 @@ export function createWebTools(options: WebToolsOptions = {}): StructuredTool[] 
   const build = (name: WebBackendName) => buildBackend(name, config, env, { urlSafety, policy });
   const searchSlot = new BackendSlot("search", options.searchBackend, build, env);
   const extractSlot = new BackendSlot("extract", options.extractBackend, build, env);
-  const model = options.summarizer === false ? undefined : (options.summarizer ?? summarizerFromEnv(env));
+  // The summariser module pulls in @langchain/openai (seconds to import): load it on first use.
+  let summarizer: Promise<Summarizer> | undefined;
+  const loadSummarizer = () =>
+    (summarizer ??= import("../src/web/summarize.js").then((m) => ({
+      model: options.summarizer === false ? undefined : (options.summarizer ?? m.summarizerFromEnv(env)),
+      summarize: m.summarizeContent,
+    })));
   const debug = createWebDebugLog(options.debug ?? {}, env, secrets);
-  const deps: ExtractDeps = { urlSafety, policy, model, summary: options.summary ?? {}, secrets };
+  const deps: ExtractDeps = { urlSafety, policy, summarizer: options.summarizer === false ? undefined : loadSummarizer, summary: options.summary ?? {}, secrets };
 
   const webSearch = tool(
     async (input, runtime) => {
@@ -276,10 +282,16 @@ async function runSearch(
   }
 }
 
+interface Summarizer {
+  model: BaseChatModel | undefined;
+  summarize: (content: string, opts: SummarizeOptions) => Promise<SummarizeResult>;
+}
+
 interface ExtractDeps {
   urlSafety: UrlSafetyOptions;
   policy: WebsitePolicy;
-  model: BaseChatModel | undefined;
+  /** Absent when summarisation is disabled (`summarizer: false`). */
+  summarizer?: () => Promise<Summarizer>;
   summary: SummaryTuning;
   secrets: string[];
 }
@@ -414,8 +426,9 @@ async function finishPage(
 
   const content = stripDataImages(page.content ?? "");
   const base: WebExtractToolResult = { url, title, content, error: null };
-  if (!wantSummary || !deps.model) {
-    if (askedForSummary && !deps.model) {
+  const summarizer = wantSummary && deps.summarizer ? await deps.summarizer().catch(() => undefined) : undefined;
+  if (!summarizer?.model) {
+    if (askedForSummary) {
       warning = joinWarnings(warning, "no summariser is configured (set WORKBENCH_SUMMARY_MODEL or pass summarizer); raw content returned");
     }
     return { result: warning ? { ...base, warning } : base, raw: content.length };
@@ -423,7 +436,7 @@ async function finishPage(
   if (content.length >= (deps.summary.minChars ?? 5_000)) progress("summarizing");
   let summary: SummarizeResult;
   try {
-    summary = await summarizeContent(content, { ...deps.summary, model: deps.model, url, signal });
+    summary = await summarizer.summarize(content, { ...deps.summary, model: summarizer.model, url, signal });
   } catch (err) {
     // summarizeContent only throws on bad options; the page still goes back, raw.
     summary = { content, summarized: false, original_chars: content.length, note: `not summarised: ${err instanceof Error ? err.message : String(err)}` };

@@ -1,0 +1,97 @@
+/**
+ * `web_extract` of 20 URLs whose responses take 200 ms each, against one URL, for every backend
+ * (the real SDKs against the loopback fake vendor server; the fetch backend against a loopback
+ * site). Target: 20 URLs ≤ 1.5× one URL. Batched vendors (Tavily, Exa, Parallel) answer the 20
+ * URLs in one 200 ms request; Firecrawl and fetch issue one request per URL, so their figure
+ * depends on the concurrency setting — shown at the default and at 20.
+ */
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { StructuredTool } from "@langchain/core/tools";
+import { createWebTools, type WebToolsOptions } from "../tools/web.js";
+import { FakeVendors, fakePublicLookup, fakeVendorEnv, type Vendor } from "../tests/helpers/fakeVendors.js";
+import { fmt, median, timeRuns } from "./fixtures.js";
+
+const DELAY_MS = 200;
+const URLS = 20;
+
+interface Case {
+  label: string;
+  vendor?: Vendor;
+  options: Partial<WebToolsOptions>;
+}
+
+async function startSlowSite(): Promise<{ origin: string; close: () => Promise<void> }> {
+  const server = createServer((req, res) => {
+    setTimeout(() => {
+      res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+      res.end(`<!doctype html><html><head><title>Page ${req.url}</title></head><body><article><h1>Page ${req.url}</h1><p>${"Some readable text. ".repeat(40)}</p></article></body></html>`);
+    }, DELAY_MS);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export async function run({ quick }: { quick: boolean }): Promise<string> {
+  process.env.NO_PROXY = "127.0.0.1,localhost";
+  const runs = quick ? 3 : 7;
+  const fake = await FakeVendors.start();
+  const site = await startSlowSite();
+  fake.delayMs = DELAY_MS;
+  const cases: Case[] = [
+    { label: "tavily", vendor: "tavily", options: {} },
+    { label: "exa", vendor: "exa", options: {} },
+    { label: "parallel", vendor: "parallel", options: {} },
+    { label: "firecrawl (default concurrency 10)", vendor: "firecrawl", options: {} },
+    { label: "firecrawl (concurrency 20)", vendor: "firecrawl", options: { backends: { firecrawl: { concurrency: 20 } } } },
+    { label: "fetch (default concurrency 5)", options: {} },
+    { label: "fetch (concurrency 20)", options: { backends: { fetch: { concurrency: 20 } } } },
+  ];
+  const rows: string[] = [];
+  try {
+    for (const c of cases) {
+      const tools = createWebTools({
+        env: c.vendor ? fakeVendorEnv(fake, [c.vendor]) : {},
+        urlSafety: { lookup: fakePublicLookup, allowHosts: ["127.0.0.1"] },
+        policy: { respectRobots: "off" },
+        summarizer: false,
+        maxUrls: URLS,
+        ...c.options,
+      });
+      const extract = tools[1] as StructuredTool;
+      const base = c.vendor ? "https://example.com" : site.origin;
+      const urls = Array.from({ length: URLS }, (_, i) => `${base}/page/${i}`);
+      const once = async (list: string[]) => {
+        const out = JSON.parse((await extract.invoke({ urls: list })) as string);
+        const failed = out.results.filter((r: { error: string | null }) => r.error);
+        if (failed.length) throw new Error(`${c.label}: ${failed.length} URLs failed: ${failed[0].error}`);
+      };
+      const one = median(await timeRuns(() => once(urls.slice(0, 1)), runs));
+      const twenty = median(await timeRuns(() => once(urls), runs));
+      const ratio = twenty / one;
+      rows.push(`| ${c.label} | ${fmt(one)} | ${fmt(twenty)} | ${ratio.toFixed(2)}× | ${ratio <= 1.5 ? "yes" : "no"} |`);
+    }
+  } finally {
+    await fake.close();
+    await site.close();
+  }
+  return [
+    "## Web extraction: 20 URLs vs 1 URL",
+    "",
+    `Each fake response takes ${DELAY_MS} ms (one batched request for Tavily/Exa/Parallel, one request per URL`,
+    "for Firecrawl and fetch). Real SDKs against loopback servers; median of " + runs + " runs after a warm-up;",
+    "the anchor is one URL through the same backend in the same run. Target: ratio ≤ 1.5×.",
+    "",
+    "| backend | 1 URL (ms) | 20 URLs (ms) | ratio | ≤ 1.5× |",
+    "|---|---:|---:|---:|:---:|",
+    ...rows,
+  ].join("\n");
+}
