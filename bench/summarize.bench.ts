@@ -6,6 +6,8 @@
 import { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { AIMessage } from "@langchain/core/messages";
 import type { ChatResult } from "@langchain/core/outputs";
+import { parseHTML } from "linkedom";
+import { htmlToMarkdown } from "../src/web/htmlToMarkdown.js";
 import { summarizeContent } from "../src/web/summarize.js";
 
 const CALL_MS = 100;
@@ -34,6 +36,42 @@ function pageOf(chars: number): string {
   return paragraph.repeat(Math.ceil(chars / paragraph.length)).slice(0, chars);
 }
 
+function htmlPageOf(chars: number): string {
+  const block =
+    "<p>Some article text with <a href='/docs/x'>links</a>, <b>bold</b> words and figures like 42 ms. " +
+    "It goes on for a while to look like a real paragraph of documentation.</p>\n" +
+    "<pre><code>const x = await fetch(url);</code></pre>\n<ul><li>one</li><li>two</li></ul>\n";
+  return `<!doctype html><html><head><title>Bench</title></head><body><nav>menu</nav><article>${block.repeat(
+    Math.ceil(chars / block.length),
+  )}</article></body></html>`;
+}
+
+/** The fetch backend's CPU cost per page: the whole conversion against the bare DOM parse it starts with. */
+function htmlSection(quick: boolean): string {
+  const sizes = quick ? [100_000] : [100_000, 900_000, 5_000_000];
+  htmlToMarkdown(htmlPageOf(20_000)); // warm-up, so the first row does not pay for JIT compilation
+  const rows = sizes.map((size) => {
+    const html = htmlPageOf(size);
+    let t0 = performance.now();
+    parseHTML(html);
+    const parse = performance.now() - t0;
+    t0 = performance.now();
+    const page = htmlToMarkdown(html, "https://example.com/");
+    const full = performance.now() - t0;
+    const path = html.length <= 1_000_000 ? "Readability + turndown" : "whole body + turndown";
+    return `| ${(html.length / 1e6).toFixed(1)} MB | ${path} | ${fmt(parse)} | ${fmt(full)} | ${(full / parse).toFixed(1)}× | ${page.markdown.length.toLocaleString("en")} |`;
+  });
+  return [
+    "### HTML → Markdown (`htmlToMarkdown`, fetch backend)",
+    "",
+    "Synchronous CPU time per page. Anchor: linkedom's bare parse of the same HTML, measured in the same run.",
+    "",
+    "| HTML size | path | DOM parse (anchor) | full conversion | full / anchor | Markdown chars |",
+    "|---|---|---|---|---|---|",
+    ...rows,
+  ].join("\n");
+}
+
 export async function run(opts: { quick: boolean }): Promise<string> {
   const content = pageOf(PAGE_CHARS);
   const concurrencies = opts.quick ? [1, 4] : [1, 2, 4, 8];
@@ -60,6 +98,8 @@ export async function run(opts: { quick: boolean }): Promise<string> {
     "| concurrency | model calls | wall time | sequential sum (anchor) | wall / anchor | compression ratio |",
     "|---|---|---|---|---|---|",
     ...rows,
+    "",
+    htmlSection(opts.quick),
   ].join("\n");
 }
 

@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
 import { after, before, describe, it } from "node:test";
 import { WebsitePolicy } from "../src/guards/policy.js";
 import { createFetchBackend } from "../src/web/fetchBackend.js";
 import { htmlToMarkdown, stripDataImages } from "../src/web/htmlToMarkdown.js";
-import { SafeFetchError, safeFetch } from "../src/web/safeFetch.js";
-import { startSiteServer, type SiteServer } from "./helpers/siteServer.js";
+import { SafeFetchError, WORKBENCH_VERSION, safeFetch } from "../src/web/safeFetch.js";
+import { ARTICLE_HTML, startSiteServer, type SiteServer } from "./helpers/siteServer.js";
 
 let site: SiteServer;
 let other: SiteServer;
@@ -47,6 +48,8 @@ describe("fetch backend: content", () => {
     await backend().extract([site.url("/plain")], {});
     const request = site.requests.findLast((r) => r.path === "/plain");
     assert.match(String(request?.headers["user-agent"]), /^langgraph-workbench\/\d+\.\d+\.\d+ \(\+https:\/\/github\.com\//);
+    const pkg = JSON.parse(await readFile(new URL("../package.json", import.meta.url), "utf8")) as { version: string };
+    assert.equal(WORKBENCH_VERSION, pkg.version, "the user agent carries the package version");
   });
 
   it("passes text/plain and JSON through, decoding the declared charset", async () => {
@@ -84,6 +87,16 @@ describe("fetch backend: content", () => {
     assert.match(results[3]!.error ?? "", /only http and https/);
     assert.equal(results[4]!.error, null);
     assert.deepEqual([...done].sort(), [...urls].sort());
+  });
+
+  it("converts the whole body, tables included, when a page is too big for Readability", () => {
+    const whole = htmlToMarkdown(ARTICLE_HTML, "http://example.com/", { readabilityMaxChars: 100 });
+    assert.equal(whole.title, "Guarded Fetching");
+    assert.match(whole.markdown, /Site menu entries/, "navigation is kept without Readability");
+    assert.match(whole.markdown, /\| 10\.0\.0\.0\/8 \| yes \|/);
+    assert.doesNotMatch(whole.markdown, /base64|window\.tracking/);
+    const readable = htmlToMarkdown(ARTICLE_HTML, "http://example.com/");
+    assert.doesNotMatch(readable.markdown, /Site menu entries/, "Readability drops navigation");
   });
 
   it("strips base64 images from text as well", () => {

@@ -36,11 +36,23 @@ export function stripDataImages(text: string): string {
 }
 
 /**
- * HTML → readable Markdown: the main article found by Readability (on a linkedom DOM), falling
- * back to the whole body when Readability finds none; relative links made absolute against
- * `baseUrl`; base64 images removed.
+ * Readability is by far the slowest step (super-linear on big documents), so it only runs on
+ * pages up to this size and gives up past this many elements; bigger pages use the whole body.
  */
-export function htmlToMarkdown(html: string, baseUrl?: string): MarkdownPage {
+const READABILITY_MAX_HTML_CHARS = 1_000_000;
+const READABILITY_MAX_ELEMENTS = 20_000;
+
+export interface HtmlToMarkdownOptions {
+  /** Pages longer than this (HTML characters) skip Readability and convert the whole body. Default 1,000,000. */
+  readabilityMaxChars?: number;
+}
+
+/**
+ * HTML → readable Markdown: the main article found by Readability (on a linkedom DOM), falling
+ * back to the whole body when Readability finds none or the page is too big for it; relative
+ * links made absolute against `baseUrl`; base64 images removed.
+ */
+export function htmlToMarkdown(html: string, baseUrl?: string, options: HtmlToMarkdownOptions = {}): MarkdownPage {
   // linkedom mis-nests fragments that lack an <html> element, so give them one.
   const { document } = parseHTML(/<html[\s>]/i.test(html) ? html : `<!doctype html><html><head></head><body>${html}</body></html>`);
   for (const selector of NOISE) all(document, selector).forEach((node) => node.remove());
@@ -50,21 +62,27 @@ export function htmlToMarkdown(html: string, baseUrl?: string): MarkdownPage {
   if (baseUrl) absolutise(document, baseUrl);
 
   const pageTitle = (document.querySelector("title")?.textContent ?? "").trim();
-  const bodyHtml: string = document.body?.innerHTML ?? document.documentElement?.innerHTML ?? html;
+  const h1 = (document.querySelector("h1")?.textContent ?? "").trim();
+  const root = document.body ?? document.documentElement;
+  let content: string | DomElement = root as unknown as DomElement;
   let article: { title?: string | null; content?: string | null } | null = null;
-  try {
-    // Readability mutates the document it reads, so it gets a fresh parse.
-    article = new Readability(parseHTML(`<html><body>${bodyHtml}</body></html>`).document as unknown as ConstructorParameters<typeof Readability>[0], {
-      charThreshold: 200,
-    }).parse();
-  } catch {
-    article = null;
+  if (html.length <= (options.readabilityMaxChars ?? READABILITY_MAX_HTML_CHARS)) {
+    // Serialised first: Readability rewrites the document it reads, and a failed run leaves it mangled.
+    const bodyHtml: string = root?.innerHTML ?? html;
+    try {
+      article = new Readability(document as unknown as ConstructorParameters<typeof Readability>[0], {
+        charThreshold: 200,
+        maxElemsToParse: READABILITY_MAX_ELEMENTS,
+      }).parse();
+    } catch {
+      article = null;
+    }
+    content = article?.content && article.content.trim() ? article.content : bodyHtml;
   }
-  const contentHtml = article?.content && article.content.trim() ? article.content : bodyHtml;
-  const markdown = stripDataImages(turndown().turndown(contentHtml))
+  // Turndown takes a DOM node as well as a string; the node spares a serialise-and-reparse on big pages.
+  const markdown = stripDataImages(turndown().turndown(content as unknown as string))
     .replace(/\n{3,}/g, "\n\n")
     .trim();
-  const h1 = (document.querySelector("h1")?.textContent ?? "").trim();
   return { title: pageTitle || article?.title?.trim() || h1, markdown };
 }
 

@@ -3,7 +3,7 @@ import { isIP } from "node:net";
 import { Agent, request } from "undici";
 import { checkUrlSafety, type UrlSafetyOptions } from "../guards/url.js";
 
-/** Package version sent in the user agent (kept in step with package.json by the release script). */
+/** Package version sent in the user agent; a test keeps it equal to package.json (no JSON import at load time). */
 export const WORKBENCH_VERSION = "0.1.0";
 
 /** The user agent every workbench HTTP client sends unless told otherwise. */
