@@ -22,3 +22,5 @@ export {
 } from "./context.js";
 export {};
 export { createWebTools, type WebToolsOptions, type WebExtractToolResult, type WebProgressEvent, type SummaryTuning } from "./web.js";
+// search_files
+export { createSearchFilesTool, searchFilesSchema, type SearchFilesToolOptions, type SearchFilesArgs } from "./searchFiles.js";

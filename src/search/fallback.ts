@@ -12,12 +12,13 @@
 import type { Dirent } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
+import pLimit from "p-limit";
 import { globMatcher, ignoreLayer, isIgnored, relativePath, type IgnoreLayer } from "./globs.js";
 import { emptyOutcome, type SearchOutcome, type SearchRequest } from "./types.js";
 
 /** Files larger than this are not read by the fallback (ripgrep streams them instead). */
 export const FALLBACK_MAX_FILE_BYTES = 64 * 1024 * 1024;
-const READ_CONCURRENCY = 32;
+const IO_CONCURRENCY = 64;
 
 /** Compiles a pattern as the fallback will use it, or returns a message for the model. */
 export function compileSearchPattern(pattern: string): RegExp | string {
@@ -55,6 +56,8 @@ class Walk {
   private readonly fileGlob?: (rel: string) => boolean;
   private readonly nameGlob?: (rel: string) => boolean;
   private matches = 0;
+  /** Bounds open file handles: only leaf fs calls take a slot, never a recursion (no deadlock). */
+  private readonly io = pLimit(IO_CONCURRENCY);
   private outputChars = 0;
 
   constructor(
@@ -85,31 +88,27 @@ class Walk {
     if (this.stopped()) return;
     let entries: Dirent[];
     try {
-      entries = await readdir(dir, { withFileTypes: true });
+      entries = await this.io(() => readdir(dir, { withFileTypes: true }));
     } catch {
       return; // unreadable directory: skipped, like ripgrep (which only warns)
     }
     let layers = parentLayers;
     if (entries.some((e) => e.name === ".gitignore" && e.isFile())) {
-      const text = await readFile(path.join(dir, ".gitignore"), "utf8").catch(() => "");
+      const text = await this.io(() => readFile(path.join(dir, ".gitignore"), "utf8")).catch(() => "");
       layers = [...parentLayers, ignoreLayer(this.rel(dir), text)];
     }
-    const files: string[] = [];
-    const dirs: string[] = [];
+    const work: Promise<void>[] = [];
     for (const e of entries) {
       if (e.name === ".git" || e.isSymbolicLink()) continue;
       const full = path.join(dir, e.name);
       const rel = this.rel(full);
       if (e.isDirectory()) {
-        if (!isIgnored(layers, rel, true)) dirs.push(full);
+        if (!isIgnored(layers, rel, true)) work.push(this.walk(full, layers));
       } else if (e.isFile() && !isIgnored(layers, rel, false)) {
-        files.push(full);
+        work.push(this.visitFile(full, false));
       }
     }
-    for (let i = 0; i < files.length && !this.stopped(); i += READ_CONCURRENCY) {
-      await Promise.all(files.slice(i, i + READ_CONCURRENCY).map((f) => this.visitFile(f, false)));
-    }
-    for (const d of dirs) await this.walk(d, layers);
+    await Promise.all(work);
   }
 
   async visitFile(file: string, explicit: boolean): Promise<void> {
@@ -122,9 +121,12 @@ class Walk {
     }
     let buf: Buffer;
     try {
-      const s = await stat(file);
-      if (s.size > FALLBACK_MAX_FILE_BYTES) return;
-      buf = await readFile(file);
+      const read = await this.io(async () => {
+        const s = await stat(file);
+        return s.size > FALLBACK_MAX_FILE_BYTES ? undefined : readFile(file);
+      });
+      if (read === undefined) return;
+      buf = read;
     } catch {
       return;
     }
