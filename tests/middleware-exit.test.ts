@@ -5,7 +5,9 @@ import { fileURLToPath } from "node:url";
 import { after, before, it } from "node:test";
 import { tempRoot } from "./helpers/agentHarness.js";
 
-const script = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures", "middleware-exit-script.ts");
+const here = path.dirname(fileURLToPath(import.meta.url));
+const script = path.join(here, "fixtures", "middleware-exit-script.ts");
+const demo = path.join(here, "..", "examples", "quickstart.ts");
 let root: string;
 let cleanup: () => Promise<void>;
 
@@ -52,4 +54,28 @@ it("a script using the middleware exits on its own after close(), and does not w
   // Control: the live watcher is what keeps a process alive, so close() is what lets it go.
   assert.equal(open.finished, true, open.stderr);
   assert.equal(open.exit, "still running");
+});
+
+it("the offline demo shows its session and exits on its own", async () => {
+  const env: NodeJS.ProcessEnv = { ...process.env, WORKBENCH_ROOT: root };
+  delete env.OPENAI_API_KEY;
+  const out = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, ["--import", "tsx", demo], { env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    const timer = setTimeout(() => child.kill("SIGKILL"), 120_000);
+    child.stdout.on("data", (b: Buffer) => (stdout += b.toString()));
+    child.stderr.on("data", (b: Buffer) => (stderr += b.toString()));
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+  assert.equal(out.code, 0, out.stderr);
+  assert.match(out.stdout, /offline scripted model/);
+  assert.ok(out.stdout.includes(`Workspace root: ${root}`));
+  assert.equal(out.stdout.match(/workspace tree sent to the model/g)?.length, 2, "tree after creation and after delete+rename only");
+  assert.match(out.stdout, /└── roadmap\.md/);
+  assert.match(out.stdout, /command refused/);
+  assert.doesNotMatch(out.stdout.split("Tools:")[1] ?? "", new RegExp(`${root}/demo`), "transcript uses agent paths");
 });
