@@ -154,6 +154,15 @@ describe("summarisation", () => {
     assert.match(r.warning, /summarisation failed/);
   });
 
+  test("without summarisation, oversized pages are cut at maxContentChars with a warning", async () => {
+    const [, extract] = tools({ maxContentChars: 1_000 });
+    fake.pages.set("https://example.com/big", { title: "Big", content: long });
+    const r = (await call(extract, { urls: ["https://example.com/big"] })).results[0];
+    assert.equal(r.content, long.slice(0, 1_000));
+    assert.equal(r.original_chars, long.length);
+    assert.match(r.warning, /cut to the first 1000 of/);
+  });
+
   test("summarize:true without a summariser says how to configure one", async () => {
     const [, extract] = tools();
     const out = await call(extract, { urls: ["https://example.com/a"], summarize: true });

@@ -161,6 +161,17 @@ for (const vendor of VENDORS) {
       assert.doesNotMatch(out.results[0].error, /\n/);
     });
 
+    if (vendor !== "firecrawl") {
+      test("a batch rejected as a whole (400) is retried URL by URL", async () => {
+        const { extract } = toolsFor(vendor);
+        const body = vendor === "tavily" ? "Bad Request" : vendor === "parallel" ? { error: { message: "invalid url in batch" } } : { error: "invalid url in batch" };
+        fake.fault(vendor, EXTRACT_PATH[vendor], { status: 400, body });
+        const out = await call(extract, { urls: ["https://example.com/1", "https://example.com/2"] });
+        assert.deepEqual(out.results.map((r: any) => r.error), [null, null]);
+        assert.deepEqual(fake.requestsFor(vendor, EXTRACT_PATH[vendor]).map((r) => r.body.urls.length), [2, 1, 1]);
+      });
+    }
+
     test("a slow vendor times out within the configured timeout", async () => {
       const { search } = toolsFor(vendor, { backends: { [vendor]: { timeoutMs: 300, retry: { attempts: 1 } } } });
       fake.fault(vendor, SEARCH_PATH[vendor], { delayMs: 1_600 });

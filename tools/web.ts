@@ -52,6 +52,11 @@ export interface WebToolsOptions {
   debug?: WebDebugOptions;
   /** Most URLs one `web_extract` call accepts. Default 10, at most 50. */
   maxUrls?: number;
+  /**
+   * Cap of the raw (unsummarised) content per URL; longer pages are cut with a warning. Default
+   * 100,000 characters, so one page cannot flood the context.
+   */
+  maxContentChars?: number;
 }
 
 /** One `web_extract` result as the model sees it. */
@@ -92,6 +97,7 @@ const optionsSchema = z.object({
   summary: z.record(z.string(), z.unknown()).optional(),
   debug: z.record(z.string(), z.unknown()).optional(),
   maxUrls: z.number().int().min(1).max(50).optional(),
+  maxContentChars: z.number().int().min(1_000).optional(),
 });
 
 type Writer = ((chunk: unknown) => void) | null | undefined;
@@ -181,7 +187,7 @@ export function createWebTools(options: WebToolsOptions = {}): StructuredTool[] 
       summarize: m.summarizeContent,
     })));
   const debug = createWebDebugLog(options.debug ?? {}, env, secrets);
-  const deps: ExtractDeps = { urlSafety, policy, summarizer: options.summarizer === false ? undefined : loadSummarizer, summary: options.summary ?? {}, secrets };
+  const deps: ExtractDeps = { urlSafety, policy, maxContentChars: options.maxContentChars ?? 100_000, summarizer: options.summarizer === false ? undefined : loadSummarizer, summary: options.summary ?? {}, secrets };
 
   const webSearch = tool(
     async (input, runtime) => {
@@ -290,6 +296,7 @@ interface Summarizer {
 interface ExtractDeps {
   urlSafety: UrlSafetyOptions;
   policy: WebsitePolicy;
+  maxContentChars: number;
   /** Absent when summarisation is disabled (`summarizer: false`). */
   summarizer?: () => Promise<Summarizer>;
   summary: SummaryTuning;
@@ -430,6 +437,14 @@ async function finishPage(
   if (!summarizer?.model) {
     if (askedForSummary) {
       warning = joinWarnings(warning, "no summariser is configured (set WORKBENCH_SUMMARY_MODEL or pass summarizer); raw content returned");
+    }
+    if (content.length > deps.maxContentChars) {
+      base.content = content.slice(0, deps.maxContentChars);
+      base.original_chars = content.length;
+      warning = joinWarnings(
+        warning,
+        `content cut to the first ${deps.maxContentChars} of ${content.length} characters; read a more specific page or enable summarisation`,
+      );
     }
     return { result: warning ? { ...base, warning } : base, raw: content.length };
   }

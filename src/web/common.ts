@@ -1,6 +1,6 @@
 /** Pieces every vendor adapter shares: options, base URLs, per-URL result bookkeeping. */
 import type { WebExtractResult } from "./types.js";
-import { resolveRetryPolicy, type RetryPolicy } from "./retry.js";
+import { describeFailure, resolveRetryPolicy, type RetryPolicy } from "./retry.js";
 
 /** Connection options accepted by every vendor adapter. */
 export interface VendorOptions {
@@ -93,4 +93,42 @@ export function inInputOrder(
 /** Text → string, or "" for anything else (vendor fields are often null). */
 export function text(value: unknown): string {
   return typeof value === "string" ? value : "";
+}
+
+/** Whole-batch rejections that may come from a single bad URL. */
+const SPLITTABLE_STATUSES = new Set([400, 404, 413, 422]);
+
+/**
+ * Runs a batched extraction (Tavily, Exa, Parallel). A batch the vendor rejects as a whole with
+ * 400/404/413/422 — often one malformed or refused URL — is retried URL by URL, so one bad URL
+ * cannot spoil the others; any other failure (auth, rate limit, timeout) fails every URL with
+ * the same one-line message. Never throws.
+ */
+export async function extractInBatch(
+  urls: string[],
+  runBatch: (urls: string[]) => Promise<ExtractedPage[]>,
+  describe: (err: unknown) => string,
+  onUrlDone?: (url: string) => void,
+): Promise<ExtractedPage[]> {
+  let pages: ExtractedPage[];
+  try {
+    pages = await runBatch(urls);
+  } catch (err) {
+    const status = describeFailure(err).status;
+    if (urls.length > 1 && status !== undefined && SPLITTABLE_STATUSES.has(status)) {
+      pages = await Promise.all(
+        urls.map((url) =>
+          runBatch([url]).then(
+            (one) => one[0] ?? failedPage(url, "no result for this URL"),
+            (e) => failedPage(url, describe(e)),
+          ),
+        ),
+      );
+    } else {
+      const message = describe(err);
+      pages = urls.map((url) => failedPage(url, message));
+    }
+  }
+  for (const p of pages) onUrlDone?.(p.url);
+  return pages;
 }

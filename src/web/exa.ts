@@ -1,7 +1,7 @@
 /** Exa through `exa-js`: POST /search with highlights, POST /contents for extraction. */
 import type { Exa as ExaClient } from "exa-js";
 import type { WebBackend, WebExtractOptions, WebSearchOptions, WebSearchResult } from "./types.js";
-import { failedPage, inInputOrder, resolveVendorOptions, text, urlKey, type ExtractedPage, type VendorOptions } from "./common.js";
+import { extractInBatch, failedPage, inInputOrder, resolveVendorOptions, text, urlKey, type ExtractedPage, type VendorOptions } from "./common.js";
 import { errorMessage, withRetries, withTimeout } from "./retry.js";
 
 export type ExaBackendOptions = VendorOptions;
@@ -52,9 +52,8 @@ export function createExaBackend(options: ExaBackendOptions): WebBackend {
     },
 
     async extract(urls: string[], { signal, onUrlDone }: WebExtractOptions): Promise<ExtractedPage[]> {
-      let pages: ExtractedPage[];
-      try {
-        const res = await call((exa) => exa.getContents(urls, { text: true }), signal);
+      const runBatch = async (batch: string[]) => {
+        const res = await call((exa) => exa.getContents(batch, { text: true }), signal);
         const found = new Map<string, ExtractedPage>();
         for (const r of res.results ?? []) {
           found.set(urlKey(r.url), { url: r.url, title: text(r.title), content: text((r as { text?: unknown }).text), error: null });
@@ -65,13 +64,9 @@ export function createExaBackend(options: ExaBackendOptions): WebBackend {
             found.set(urlKey(s.id), failedPage(s.id, `exa could not extract this URL: ${statusError(s)}`));
           }
         }
-        pages = inInputOrder(urls, found, "exa returned no content for this URL");
-      } catch (err) {
-        const message = errorMessage("exa", "extract", err, secrets);
-        pages = urls.map((url) => failedPage(url, message));
-      }
-      for (const p of pages) onUrlDone?.(p.url);
-      return pages;
+        return inInputOrder(batch, found, "exa returned no content for this URL");
+      };
+      return extractInBatch(urls, runBatch, (err) => errorMessage("exa", "extract", err, secrets), onUrlDone);
     },
   };
 }

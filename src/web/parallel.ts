@@ -1,7 +1,7 @@
 /** Parallel through `parallel-web`: POST /v1/search and POST /v1/extract (full content). */
 import type { Parallel as ParallelClient } from "parallel-web";
 import type { WebBackend, WebExtractOptions, WebSearchOptions, WebSearchResult } from "./types.js";
-import { failedPage, inInputOrder, resolveVendorOptions, text, urlKey, type ExtractedPage, type VendorOptions } from "./common.js";
+import { extractInBatch, failedPage, inInputOrder, resolveVendorOptions, text, urlKey, type ExtractedPage, type VendorOptions } from "./common.js";
 import { errorMessage } from "./retry.js";
 
 export interface ParallelBackendOptions extends VendorOptions {
@@ -49,9 +49,8 @@ export function createParallelBackend(options: ParallelBackendOptions): WebBacke
     },
 
     async extract(urls: string[], { signal, onUrlDone }: WebExtractOptions): Promise<ExtractedPage[]> {
-      let pages: ExtractedPage[];
-      try {
-        const res = await (await client()).extract({ urls, advanced_settings: { full_content: true } }, { signal });
+      const runBatch = async (batch: string[]) => {
+        const res = await (await client()).extract({ urls: batch, advanced_settings: { full_content: true } }, { signal });
         const found = new Map<string, ExtractedPage>();
         for (const r of res.results ?? []) {
           const content = text(r.full_content) || (r.excerpts ?? []).join("\n\n");
@@ -61,13 +60,9 @@ export function createParallelBackend(options: ParallelBackendOptions): WebBacke
           const why = [e.error_type, e.http_status_code ? `HTTP ${e.http_status_code}` : ""].filter(Boolean).join(", ");
           found.set(urlKey(e.url), failedPage(e.url, `parallel could not extract this URL: ${why || "unknown error"}`));
         }
-        pages = inInputOrder(urls, found, "parallel returned no content for this URL");
-      } catch (err) {
-        const message = errorMessage("parallel", "extract", err, secrets);
-        pages = urls.map((url) => failedPage(url, message));
-      }
-      for (const p of pages) onUrlDone?.(p.url);
-      return pages;
+        return inInputOrder(batch, found, "parallel returned no content for this URL");
+      };
+      return extractInBatch(urls, runBatch, (err) => errorMessage("parallel", "extract", err, secrets), onUrlDone);
     },
   };
 }

@@ -1,7 +1,7 @@
 /** Tavily through `@tavily/core`: one POST /search, one batched POST /extract. */
 import type { tavily as TavilyFactory } from "@tavily/core";
 import type { WebBackend, WebExtractOptions, WebSearchOptions, WebSearchResult } from "./types.js";
-import { failedPage, inInputOrder, resolveVendorOptions, text, urlKey, type ExtractedPage, type VendorOptions } from "./common.js";
+import { extractInBatch, failedPage, inInputOrder, resolveVendorOptions, text, urlKey, type ExtractedPage, type VendorOptions } from "./common.js";
 import { errorMessage, withRetries } from "./retry.js";
 
 /** Tavily adapter options; `apiKey` defaults to nothing (pass `TAVILY_API_KEY` explicitly). */
@@ -35,10 +35,9 @@ export function createTavilyBackend(options: TavilyBackendOptions): WebBackend {
     },
 
     async extract(urls: string[], { signal, onUrlDone }: WebExtractOptions): Promise<ExtractedPage[]> {
-      let pages: ExtractedPage[];
-      try {
+      const runBatch = async (batch: string[]) => {
         const res = await withRetries(
-          async () => (await client()).extract(urls, { format: "markdown", timeout }),
+          async () => (await client()).extract(batch, { format: "markdown", timeout }),
           opts.retry,
           signal,
         );
@@ -49,13 +48,9 @@ export function createTavilyBackend(options: TavilyBackendOptions): WebBackend {
         for (const f of res.failedResults ?? []) {
           found.set(urlKey(f.url), failedPage(f.url, `tavily could not extract this URL: ${text(f.error) || "unknown error"}`));
         }
-        pages = inInputOrder(urls, found, "tavily returned no content for this URL");
-      } catch (err) {
-        const message = errorMessage("tavily", "extract", err, secrets);
-        pages = urls.map((url) => failedPage(url, message));
-      }
-      for (const p of pages) onUrlDone?.(p.url);
-      return pages;
+        return inInputOrder(batch, found, "tavily returned no content for this URL");
+      };
+      return extractInBatch(urls, runBatch, (err) => errorMessage("tavily", "extract", err, secrets), onUrlDone);
     },
   };
 }
