@@ -122,6 +122,17 @@ describe("fetch backend: limits", () => {
     assert.match(result!.error ?? "", /timed out after 200 ms/);
   });
 
+  it("counts a hanging DNS lookup against the deadline", async () => {
+    const never = () => new Promise<string[]>(() => undefined);
+    const error = await safeFetch("http://hang.test/", { timeoutMs: 100, urlSafety: { lookup: never } }).catch((e) => e);
+    assert.equal(error.code, "timeout");
+  });
+
+  it("reports a redirect to an unparsable URL", async () => {
+    const [result] = await backend().extract([site.url(`/redirect/to?target=${encodeURIComponent("http://[bad")}`)], {});
+    assert.match(result!.error ?? "", /redirected to an invalid URL: http:\/\/\[bad/);
+  });
+
   it("rejects invalid options early", async () => {
     assert.throws(() => createFetchBackend({ concurrency: 0 }), RangeError);
     await assert.rejects(safeFetch(site.url("/plain"), { urlSafety, maxBytes: -1 }), RangeError);

@@ -92,7 +92,7 @@ describe("WebsitePolicy: robots.txt", () => {
     const policy = new WebsitePolicy({ urlSafety });
     const decision = await policy.check(site.url("/private/page"));
     assert.equal(decision.allowed, true);
-    assert.match(decision.warning ?? "", /robots\.txt at .*\/robots\.txt disallows this URL for langgraph-workbench \(line 2\)/);
+    assert.match(decision.warning ?? "", /robots\.txt at .*\/robots\.txt disallows this URL for langgraph-workbench \(Disallow: \/private \(robots\.txt line 2\)\)/);
     assert.deepEqual(await policy.check(site.url("/article")), { allowed: true });
   });
 
@@ -100,7 +100,7 @@ describe("WebsitePolicy: robots.txt", () => {
     const policy = new WebsitePolicy({ urlSafety, respectRobots: "enforce" });
     assert.deepEqual((await policy.check(site.url("/private/page"))).blocked_by_policy, {
       host: "127.0.0.1",
-      rule: "robots.txt line 2",
+      rule: "Disallow: /private (robots.txt line 2)",
       source: site.url("/robots.txt"),
     });
     assert.equal((await policy.check(site.url("/article"))).allowed, true);
@@ -161,6 +161,17 @@ describe("WebsitePolicy: robots.txt", () => {
     const decision = await new WebsitePolicy({ urlSafety, respectRobots: "enforce" }).check(site.url("/private/x"));
     assert.equal(decision.allowed, true);
     assert.match(decision.warning ?? "", /answered HTTP 503; treated as allowed/);
+  });
+
+  it("retries a failed robots.txt after a minute, long before the TTL", async (t) => {
+    t.mock.timers.enable({ apis: ["Date"], now: Date.now() });
+    site.setRobots(503);
+    const policy = new WebsitePolicy({ urlSafety, respectRobots: "enforce", robotsTtlMs: 3_600_000 });
+    assert.equal((await policy.check(site.url("/private/x"))).allowed, true);
+    site.setRobots("User-agent: *\nDisallow: /private\n");
+    assert.equal((await policy.check(site.url("/private/x"))).allowed, true, "still the cached failure");
+    t.mock.timers.tick(61_000);
+    assert.equal((await policy.check(site.url("/private/x"))).allowed, false);
   });
 
   it("fetches robots.txt through the SSRF guard: a private origin is not contacted", async () => {

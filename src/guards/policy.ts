@@ -63,11 +63,16 @@ interface CachedFile {
 interface RobotsEntry {
   expires: number;
   robots?: RobotsRules;
+  /** robots.txt lines, to quote the matching rule. */
+  lines?: string[];
   robotsUrl: string;
   note?: string;
 }
 
 const ROBOTS_MAX_BYTES = 512 * 1024;
+const ROBOTS_CACHE_MAX_ORIGINS = 1_000;
+/** Failed robots.txt fetches are retried sooner than good ones are refreshed. */
+const ROBOTS_FAILURE_TTL_MS = 60_000;
 const DEFAULT_ROBOTS_TTL_MS = 60 * 60 * 1000;
 
 /**
@@ -122,9 +127,11 @@ export class WebsitePolicy {
     if (entry.note) warnings.push(entry.note);
     if (!entry.robots || !entry.robots.isDisallowed(url.toString(), this.productToken())) return undefined;
     const line = entry.robots.getMatchingLineNumber(url.toString(), this.productToken());
-    const block: PolicyBlock = { host, rule: `robots.txt line ${line}`, source: entry.robotsUrl };
+    const quoted = entry.lines?.[line - 1]?.trim();
+    const rule = quoted ? `${quoted} (robots.txt line ${line})` : `robots.txt line ${line}`;
+    const block: PolicyBlock = { host, rule, source: entry.robotsUrl };
     if (this.mode === "enforce") return { allowed: false, blocked_by_policy: block };
-    warnings.push(`robots.txt at ${entry.robotsUrl} disallows this URL for ${this.productToken()} (line ${line}); fetched anyway (advisory mode)`);
+    warnings.push(`robots.txt at ${entry.robotsUrl} disallows this URL for ${this.productToken()} (${rule}); fetched anyway (advisory mode)`);
     return undefined;
   }
 
@@ -144,6 +151,9 @@ export class WebsitePolicy {
 
   private refreshRobots(origin: string): Promise<RobotsEntry> {
     const promise = this.fetchRobots(origin);
+    this.robotsCache.delete(origin);
+    // Maps iterate in insertion order, so the first key is the least recently fetched origin.
+    if (this.robotsCache.size >= ROBOTS_CACHE_MAX_ORIGINS) this.robotsCache.delete(this.robotsCache.keys().next().value!);
     this.robotsCache.set(origin, promise);
     return promise;
   }
@@ -151,6 +161,7 @@ export class WebsitePolicy {
   private async fetchRobots(origin: string): Promise<RobotsEntry> {
     const robotsUrl = `${origin}/robots.txt`;
     const expires = Date.now() + this.robotsTtlMs;
+    const failureExpires = Date.now() + Math.min(this.robotsTtlMs, ROBOTS_FAILURE_TTL_MS);
     try {
       const response = await safeFetch(robotsUrl, {
         maxBytes: ROBOTS_MAX_BYTES,
@@ -161,14 +172,23 @@ export class WebsitePolicy {
       });
       // Rules from a redirected robots.txt apply to the origin that was asked (as crawlers do).
       if (response.status >= 200 && response.status < 300) {
-        return { expires, robotsUrl, robots: robotsParser(robotsUrl, response.body.toString("utf8")) };
+        const text = response.body.toString("utf8");
+        return { expires, robotsUrl, robots: robotsParser(robotsUrl, text), lines: text.split(/\r?\n/) };
       }
       // 4xx means "no robots.txt" (everything allowed); 5xx is a server problem we note.
       if (response.status >= 400 && response.status < 500) return { expires, robotsUrl };
-      return { expires, robotsUrl, note: `robots.txt at ${robotsUrl} answered HTTP ${response.status}; treated as allowed` };
+      return {
+        expires: failureExpires,
+        robotsUrl,
+        note: `robots.txt at ${robotsUrl} answered HTTP ${response.status}; treated as allowed`,
+      };
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
-      return { expires, robotsUrl, note: `robots.txt at ${robotsUrl} could not be fetched (${reason}); treated as allowed` };
+      return {
+        expires: failureExpires,
+        robotsUrl,
+        note: `robots.txt at ${robotsUrl} could not be fetched (${reason}); treated as allowed`,
+      };
     }
   }
 

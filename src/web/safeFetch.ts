@@ -82,9 +82,10 @@ export async function safeFetch(url: string, options: SafeFetchOptions = {}): Pr
   let current = url;
   for (;;) {
     hops.push(current);
-    const verdict = await checkUrlSafety(current, options.urlSafety);
+    // DNS and robots.txt lookups count against the deadline too.
+    const verdict = await beforeDeadline(checkUrlSafety(current, options.urlSafety), current, signal, deadline, timeoutMs);
     if (!verdict.safe) throw new SafeFetchError("blocked", current, `blocked by URL safety: ${verdict.reason}`);
-    const vetoed = await options.checkHop?.(current);
+    const vetoed = options.checkHop && (await beforeDeadline(options.checkHop(current), current, signal, deadline, timeoutMs));
     if (vetoed) throw new SafeFetchError("policy", current, vetoed);
     options.onHop?.(current, verdict.addresses ?? []);
 
@@ -104,7 +105,12 @@ export async function safeFetch(url: string, options: SafeFetchOptions = {}): Pr
         if (hops.length > maxRedirects) {
           throw new SafeFetchError("too_many_redirects", url, `more than ${maxRedirects} redirects, stopped at ${current}`);
         }
-        current = new URL(Array.isArray(location) ? location[0]! : location, current).toString();
+        const target = Array.isArray(location) ? location[0]! : location;
+        try {
+          current = new URL(target, current).toString();
+        } catch {
+          throw new SafeFetchError("network", current, `redirected to an invalid URL: ${target.slice(0, 200)}`);
+        }
         continue;
       }
       const body = await readCapped(response.body, response.headers["content-length"], maxBytes, current).catch(
@@ -125,6 +131,21 @@ export async function safeFetch(url: string, options: SafeFetchOptions = {}): Pr
       agent.destroy().catch(() => undefined);
     }
   }
+}
+
+function beforeDeadline<T>(
+  work: Promise<T>,
+  url: string,
+  signal: AbortSignal,
+  deadline: AbortSignal,
+  timeoutMs: number,
+): Promise<T> {
+  if (signal.aborted) return Promise.reject(toFetchError(signal.reason, url, signal, deadline, timeoutMs));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(toFetchError(signal.reason, url, signal, deadline, timeoutMs));
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
 }
 
 /** An agent whose sockets can only reach the vetted addresses, whatever DNS says later. */
