@@ -99,6 +99,19 @@ describe("fetch backend: content", () => {
     assert.doesNotMatch(readable.markdown, /Site menu entries/, "Readability drops navigation");
   });
 
+  it("resolves relative links against the page's <base href>", () => {
+    const page = htmlToMarkdown('<html><head><base href="https://cdn.example.com/v2/"></head><body><a href="api">API</a></body></html>', "https://example.com/a/b");
+    assert.equal(page.markdown, "[API](https://cdn.example.com/v2/api)");
+  });
+
+  it("stops when the caller aborts", async () => {
+    const controller = new AbortController();
+    const pending = backend().extract([site.url("/slow")], { signal: controller.signal });
+    setTimeout(() => controller.abort(), 50);
+    const [result] = await pending;
+    assert.match(result!.error ?? "", /request aborted/);
+  });
+
   it("strips base64 images from text as well", () => {
     assert.equal(stripDataImages("a ![x](data:image/gif;base64,R0lGOD==) b"), "a  b");
     assert.equal(stripDataImages("src=data:image/png;base64,AAAA rest"), "src=[inline data removed] rest");

@@ -59,7 +59,8 @@ export function htmlToMarkdown(html: string, baseUrl?: string, options: HtmlToMa
   for (const img of all(document, "img")) {
     if ((img.getAttribute("src") ?? "").trim().toLowerCase().startsWith("data:")) img.remove();
   }
-  if (baseUrl) absolutise(document, baseUrl);
+  const base = resolveBase(document.querySelector("base")?.getAttribute("href"), baseUrl);
+  if (base) absolutise(document, base);
 
   const pageTitle = (document.querySelector("title")?.textContent ?? "").trim();
   const h1 = (document.querySelector("h1")?.textContent ?? "").trim();
@@ -106,6 +107,16 @@ function tableToMarkdown(table: DomElement): string {
   const line = (cells: string[]) => `| ${Array.from({ length: width }, (_, i) => cells[i] ?? "").join(" | ")} |`;
   const [head, ...body] = nonEmpty;
   return `\n\n${[line(head!), line(Array(width).fill("---")), ...body.map(line)].join("\n")}\n\n`;
+}
+
+/** A page's own `<base href>` wins over the URL it was fetched from, as in a browser. */
+function resolveBase(baseHref: string | null | undefined, pageUrl: string | undefined): string | undefined {
+  if (!baseHref) return pageUrl;
+  try {
+    return new URL(baseHref, pageUrl).toString();
+  } catch {
+    return pageUrl;
+  }
 }
 
 function absolutise(document: { querySelectorAll(selector: string): ArrayLike<DomElement> }, baseUrl: string): void {
