@@ -188,6 +188,19 @@ describe("planReplace safety", () => {
     assert.equal(p.newContent, "range: 1-9\n");
   });
 
+  it("unicode folding maps offsets back exactly (zero-width removed, ellipsis expanded)", () => {
+    const file = "before x\u200By \u2026 z after\n";
+    const p = ok(planReplace(file, "xy ... z", "XYZ"));
+    assert.equal(p.strategy, "unicode-normalised");
+    assert.equal(p.newContent, "before XYZ after\n");
+  });
+
+  it("whitespace folding replaces the whole run of spaces and tabs", () => {
+    const p = ok(planReplace("a =\t\t1;   b = 2;\n", "a = 1; b", "a = 3; b"));
+    assert.equal(p.strategy, "whitespace-normalised");
+    assert.equal(p.newContent, "a = 3; b = 2;\n");
+  });
+
   it("a fuzzy match keeps the file's deeper indentation for every new line", () => {
     const file = "if (x) {\n\t\tif (y) {\n\t\t\tgo();\n\t\t}\n}\n";
     const p = ok(planReplace(file, "if (y) {\n\tgo();\n}", "if (y) {\n\tgo();\n\tstop();\n}"));

@@ -1,4 +1,4 @@
-import { bigramSimilarity } from "./similarity.js";
+import { bigramProfile, profileSimilarity } from "./similarity.js";
 import { STRATEGIES, type Span, type Strategy } from "./strategies.js";
 import { LineIndex, indentOf, searchLines } from "./text.js";
 import type { MatchCandidate } from "./types.js";
@@ -98,12 +98,15 @@ export function closestRegions(index: LineIndex, find: string, count = 3): Match
     .map((l) => l.trim());
   const m = wanted.length;
   const t = index.trimmed;
-  const lineScore = (a: string, b: string): number => (a === b ? 1 : bigramSimilarity(a, b));
+  const wantedProfiles = wanted.map(bigramProfile);
+  const lineProfiles = t.map(bigramProfile);
+  const lineScore = (k: number, j: number): number =>
+    wanted[k] === t[j] ? 1 : profileSimilarity(wantedProfiles[k]!, lineProfiles[j]!);
   const scored: Array<{ i: number; score: number }> = [];
   for (let i = 0; i + m <= t.length || (i === 0 && t.length > 0); i++) {
     let sum = 0;
     const width = Math.min(m, t.length - i);
-    for (let k = 0; k < width; k++) sum += lineScore(wanted[k]!, t[i + k]!);
+    for (let k = 0; k < width; k++) sum += lineScore(k, i + k);
     scored.push({ i, score: sum / m });
   }
   scored.sort((a, b) => b.score - a.score || a.i - b.i);

@@ -38,23 +38,27 @@ export function levenshteinSimilarity(a: string, b: string, minimum = 0): number
   return d > maxDistance ? 0 : 1 - d / longest;
 }
 
-/** Dice coefficient over character bigrams: cheap, order-tolerant; ranks "did you mean" regions. */
-export function bigramSimilarity(a: string, b: string): number {
-  if (a === b) return 1;
-  if (a.length < 2 || b.length < 2) return 0;
-  const counts = new Map<string, number>();
-  for (let i = 0; i < a.length - 1; i++) {
-    const g = a.slice(i, i + 2);
-    counts.set(g, (counts.get(g) ?? 0) + 1);
-  }
+/** The character bigrams of `s` as sorted codes, for repeated {@link profileSimilarity} calls. */
+export function bigramProfile(s: string): Uint32Array {
+  if (s.length < 2) return new Uint32Array(0);
+  const codes = new Uint32Array(s.length - 1);
+  for (let i = 0; i < codes.length; i++) codes[i] = ((s.charCodeAt(i) << 16) | s.charCodeAt(i + 1)) >>> 0;
+  return codes.sort();
+}
+
+/** Dice coefficient of two bigram profiles (a merge of sorted arrays: no allocation). */
+export function profileSimilarity(a: Uint32Array, b: Uint32Array): number {
+  if (a.length === 0 || b.length === 0) return 0;
+  let i = 0;
+  let j = 0;
   let shared = 0;
-  for (let i = 0; i < b.length - 1; i++) {
-    const g = b.slice(i, i + 2);
-    const n = counts.get(g);
-    if (n) {
+  while (i < a.length && j < b.length) {
+    if (a[i] === b[j]) {
       shared++;
-      counts.set(g, n - 1);
-    }
+      i++;
+      j++;
+    } else if (a[i]! < b[j]!) i++;
+    else j++;
   }
-  return (2 * shared) / (a.length + b.length - 2);
+  return (2 * shared) / (a.length + b.length);
 }

@@ -1,5 +1,5 @@
 import { levenshteinSimilarity } from "./similarity.js";
-import { LineIndex, allIndexesOf, mapText, searchLines, type MappedText } from "./text.js";
+import { LineIndex, allIndexesOf, foldedSearch, searchLines } from "./text.js";
 import type { MatchStrategy } from "./types.js";
 
 /** A located region of the (LF) text: `[start, end)` offsets. */
@@ -46,13 +46,8 @@ const whitespaceNormalised: Strategy = {
   name: "whitespace-normalised",
   requiresUnique: false,
   find(index, find) {
-    const collapse = (s: string, i: number): [string, number] | undefined => {
-      if (s[i] !== " " && s[i] !== "\t") return undefined;
-      let j = i;
-      while (s[j] === " " || s[j] === "\t") j++;
-      return [" ", j - i];
-    };
-    return mappedSearch(mapText(index.text, collapse), mapText(find, collapse).text);
+    const collapse = () => " ";
+    return foldedSearch(index.text, SPACE_RUNS, collapse, find.replace(SPACE_RUNS, collapse));
   },
 };
 
@@ -131,16 +126,18 @@ const UNICODE_FOLDS: Record<string, string> = {
   "\u200B": "", "\u200C": "", "\u200D": "", "\u2060": "", "\uFEFF": "",
 };
 
+// An alternation, not a class: a class holding U+200D (zero-width joiner) reads as a joined sequence.
+const UNICODE_FOLDABLE = new RegExp(Object.keys(UNICODE_FOLDS).join("|"), "g");
+/** Two or more spaces/tabs, or a tab: what whitespace-normalised folds to one space. */
+const SPACE_RUNS = /[ \t]{2,}|\t/g;
+
 /** Smart quotes, dashes, ellipses, exotic spaces and zero-width characters folded to ASCII. */
 const unicodeNormalised: Strategy = {
   name: "unicode-normalised",
   requiresUnique: false,
   find(index, find) {
-    const fold = (s: string, i: number): [string, number] | undefined => {
-      const f = UNICODE_FOLDS[s[i]!];
-      return f === undefined ? undefined : [f, 1];
-    };
-    return mappedSearch(mapText(index.text, fold), mapText(find, fold).text);
+    const fold = (c: string) => UNICODE_FOLDS[c] ?? c;
+    return foldedSearch(index.text, UNICODE_FOLDABLE, fold, find.replace(UNICODE_FOLDABLE, fold));
   },
 };
 
@@ -220,11 +217,6 @@ function windowsWhere(index: LineIndex, size: number, test: (i: number) => boole
     i += size - 1;
   }
   return spans;
-}
-
-function mappedSearch(hay: MappedText, needle: string): Span[] {
-  if (needle === "") return [];
-  return allIndexesOf(hay.text, needle).map((s) => ({ start: hay.origin[s]!, end: hay.origin[s + needle.length]! }));
 }
 
 /** Overlapping windows describe one place: keep the best-scoring of each cluster. */

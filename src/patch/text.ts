@@ -60,35 +60,45 @@ export function indentOf(line: string): string {
   return /^[ \t]*/.exec(line)![0];
 }
 
-/** A text rewritten character by character, remembering where each output character came from. */
-export interface MappedText {
-  text: string;
-  /** `origin[k]` = offset in the source where output character `k` starts; one extra entry at the end. */
-  origin: Int32Array;
-}
-
 /**
- * Rewrites `source` with `step`, which looks at position `i` and returns the replacement text and
- * how many source characters it consumed (or `undefined` to copy one character).
+ * Every occurrence of `needle` (already folded) in `text` folded by `pattern` → `replace`, as
+ * offsets of the original `text`. The folded text is built with one native `replace`; the offset
+ * map only when there is a hit, so a miss on a large file stays cheap.
  */
-export function mapText(source: string, step: (s: string, i: number) => [string, number] | undefined): MappedText {
-  const parts: string[] = [];
-  const origin: number[] = [];
-  for (let i = 0; i < source.length; ) {
-    const r = step(source, i);
-    if (r === undefined) {
-      parts.push(source[i]!);
-      origin.push(i);
-      i++;
-      continue;
-    }
-    const [out, consumed] = r;
-    for (let k = 0; k < out.length; k++) origin.push(i);
-    parts.push(out);
-    i += Math.max(consumed, 1);
+export function foldedSearch(text: string, pattern: RegExp, replace: (m: string) => string, needle: string): Array<{ start: number; end: number }> {
+  if (needle === "") return [];
+  const hits = allIndexesOf(text.replace(pattern, replace), needle);
+  if (hits.length === 0) return [];
+  // Aligned checkpoints: folded offset → original offset at every replaced chunk's start and end.
+  const folded: number[] = [0];
+  const original: number[] = [0];
+  const replaced: boolean[] = [false];
+  let f = 0;
+  let o = 0;
+  for (const m of text.matchAll(pattern)) {
+    f += m.index - o;
+    o = m.index;
+    folded.push(f);
+    original.push(o);
+    replaced.push(true);
+    f += replace(m[0]).length;
+    o += m[0].length;
+    folded.push(f);
+    original.push(o);
+    replaced.push(false);
   }
-  origin.push(source.length);
-  return { text: parts.join(""), origin: Int32Array.from(origin) };
+  const toOriginal = (k: number): number => {
+    let lo = 0;
+    let hi = folded.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (folded[mid]! <= k) lo = mid;
+      else hi = mid - 1;
+    }
+    // Inside a replacement's output: the replaced chunk's start; elsewhere: the same distance on.
+    return replaced[lo] ? original[lo]! : original[lo]! + (k - folded[lo]!);
+  };
+  return hits.map((h) => ({ start: toOriginal(h), end: toOriginal(h + needle.length) }));
 }
 
 /** Every non-overlapping occurrence of `needle` in `haystack`. */

@@ -43,7 +43,7 @@ export function ripgrepArgs(req: SearchRequest, workspaceIgnore?: string): strin
   // Globs are applied by the caller (see runRipgrep): ripgrep's --glob would override .gitignore.
   if (req.target === "files") return ["--files", "--null", ...flags, "--", target];
   if (req.mode === "files_only") return ["--files-with-matches", "--null", ...flags, "--", req.pattern, target];
-  if (req.mode === "count") return ["--count", "--null", ...flags, "--", req.pattern, target];
+  if (req.mode === "count") return ["--count", "--with-filename", "--null", ...flags, "--", req.pattern, target];
   const context = req.context > 0 ? [`--context=${req.context}`] : [];
   return ["--json", ...flags, ...context, "--", req.pattern, target];
 }
