@@ -85,6 +85,42 @@ describe("input validation returns guidance, never throws", () => {
   });
 });
 
+describe("robustness", () => {
+  test("a misbehaving custom backend yields error results, never an exception", async () => {
+    const broken = {
+      name: "tavily" as const,
+      async search(): Promise<never> {
+        throw new TypeError("boom");
+      },
+      async extract() {
+        return undefined as never;
+      },
+    };
+    const [search, extract] = tools({ searchBackend: broken, extractBackend: broken });
+    const s = await call(search, { query: "q" });
+    assert.equal(s.success, false);
+    assert.match(s.error, /boom/);
+    const e = await call(extract, { urls: ["https://example.com/a"] });
+    assert.match(e.results[0].error, /returned no result list/);
+
+    let armed = false;
+    const cursed = {
+      get name(): string {
+        if (armed) throw new Error("cursed getter");
+        return "tavily";
+      },
+      async extract() {
+        return [];
+      },
+    };
+    const [, extract2] = tools({ extractBackend: cursed as never });
+    armed = true;
+    const e2 = await call(extract2, { urls: ["https://example.com/a"] });
+    assert.equal(e2.success, false);
+    assert.match(e2.error, /^internal error: cursed getter/);
+  });
+});
+
 describe("keyless fetch backend through the tool", () => {
   test("the blocklist and the SSRF guard apply before the fetch backend connects", async () => {
     const seen: string[] = [];

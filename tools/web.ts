@@ -187,10 +187,17 @@ export function createWebTools(options: WebToolsOptions = {}): StructuredTool[] 
       summarize: m.summarizeContent,
     })));
   const debug = createWebDebugLog(options.debug ?? {}, env, secrets);
-  const deps: ExtractDeps = { urlSafety, policy, maxContentChars: options.maxContentChars ?? 100_000, summarizer: options.summarizer === false ? undefined : loadSummarizer, summary: options.summary ?? {}, secrets };
+  const deps: ExtractDeps = {
+    urlSafety,
+    policy,
+    maxContentChars: options.maxContentChars ?? 100_000,
+    summarizer: options.summarizer === false ? undefined : loadSummarizer,
+    summary: options.summary ?? {},
+    secrets,
+  };
 
   const webSearch = tool(
-    async (input, runtime) => {
+    neverThrows(secrets, async (input: z.infer<typeof searchInput>, runtime: unknown) => {
       const started = Date.now();
       const slot = searchSlot.get();
       const backendName = "backend" in slot ? slot.backend.name : null;
@@ -206,7 +213,7 @@ export function createWebTools(options: WebToolsOptions = {}): StructuredTool[] 
         error: "error" in result ? result.error : undefined,
       });
       return JSON.stringify(result);
-    },
+    }),
     {
       name: "web_search",
       description:
@@ -227,7 +234,7 @@ export function createWebTools(options: WebToolsOptions = {}): StructuredTool[] 
   });
 
   const webExtract = tool(
-    async (input, runtime) => {
+    neverThrows(secrets, async (input: z.infer<typeof extractInput>, runtime: unknown) => {
       const started = Date.now();
       const slot = extractSlot.get();
       const ctx = contextOf(runtime);
@@ -244,7 +251,7 @@ export function createWebTools(options: WebToolsOptions = {}): StructuredTool[] 
         error: "error" in output ? output.error : undefined,
       });
       return JSON.stringify(output);
-    },
+    }),
     {
       name: "web_extract",
       description:
@@ -258,6 +265,18 @@ export function createWebTools(options: WebToolsOptions = {}): StructuredTool[] 
 }
 
 type Slot = ReturnType<BackendSlot["get"]>;
+
+/** Last line of defence: an unexpected bug becomes an error result, never an exception in the agent loop. */
+function neverThrows<I>(secrets: string[], fn: (input: I, runtime: unknown) => Promise<string>) {
+  return async (input: I, runtime: unknown): Promise<string> => {
+    try {
+      return await fn(input, runtime);
+    } catch (err) {
+      const message = scrubSecrets(err instanceof Error ? err.message : String(err), secrets).split("\n")[0];
+      return JSON.stringify({ success: false, error: `internal error: ${message}. Retry the call; if it persists, report it.` });
+    }
+  };
+}
 
 async function runSearch(
   input: { query: string; limit?: number },
@@ -370,6 +389,7 @@ async function runExtract(
   if (allowed.length > 0) {
     try {
       pages = (await backend.extract(allowed, { signal: ctx.signal, onUrlDone: (url) => progress(url, "fetched") })) as ExtractedPage[];
+      if (!Array.isArray(pages)) throw new Error("the backend returned no result list");
     } catch (err) {
       const message = scrubSecrets(err instanceof Error ? err.message : String(err), deps.secrets).split("\n")[0]!;
       pages = allowed.map((url) => ({ url, title: "", content: "", error: `${backend.name} failed: ${message}` }));
