@@ -140,6 +140,20 @@ function describeBackend(title: string, open: () => Promise<Backend>, skip?: str
       assert.equal((await ops.stat(fifo))?.type, "other");
     });
 
+    test("a FIFO is never opened: it reads as empty, readBytes fails with ESPIPE", { timeout: 15_000 }, async () => {
+      const dir = await fresh();
+      const fifo = path.join(dir, "pipe");
+      await mkfifo(fifo);
+      assert.deepEqual(await ops.readLines(fifo, { offset: 1, limit: 5, maxLineChars: 100 }), {
+        lines: [],
+        cutLines: [],
+        hasMore: false,
+        totalLines: 0,
+      });
+      assert.equal(await ops.countLines(fifo), 0);
+      await assert.rejects(ops.readBytes(fifo, 0, 4), { code: "ESPIPE" });
+    });
+
     test("realpath resolves symlinks and '..'; rejects a missing path with ENOENT", async () => {
       const dir = await fresh();
       await mkdir(path.join(dir, "real"));

@@ -71,7 +71,7 @@ find -H "$1" -mindepth 1 -maxdepth 1 -printf '%y/%P\\0'`;
     checkCount("length", length);
     // `tail -c +N` seeks on a regular file, so a late start does not read what comes before it.
     const reader = start === 0 ? `head -c "$2" -- "$1"` : `tail -c "+$3" -- "$1" | head -c "$2"`;
-    return this.run("read", p, `${READABLE_FILE}\n${reader}`, [p, String(length), String(start + 1)]);
+    return this.run("read", p, `${READABLE_AT_OFFSET}\n${reader}`, [p, String(length), String(start + 1)]);
   }
 
   async readLines(
@@ -244,12 +244,15 @@ wb_probe() {
 
 /**
  * A file that can be read: exists (following symlinks) and is not a directory. FIFOs and sockets
- * fail at once with the codes a non-blocking open/read gives locally, instead of hanging.
+ * are never opened (a FIFO would block the command until a writer appears); they answer the
+ * way LocalFileOperations' non-blocking open does: a FIFO without a writer reads as empty,
+ * a positional read of it fails with ESPIPE, a socket fails with ENXIO.
  */
 const READABLE_FILE = `wb_probe "$1" -L
 if [ -d "$1" ]; then wb_fail EISDIR; fi
-if [ -p "$1" ]; then wb_fail EAGAIN; fi
-if [ -S "$1" ]; then wb_fail ENXIO; fi`;
+if [ -S "$1" ]; then wb_fail ENXIO; fi
+if [ -p "$1" ]; then exit 0; fi`;
+const READABLE_AT_OFFSET = READABLE_FILE.replace(`if [ -p "$1" ]; then exit 0; fi`, `if [ -p "$1" ]; then wb_fail ESPIPE; fi`);
 
 /** Counts, in `c`, the leading positional parameters (deepest ancestor first) that do not exist. */
 const COUNT_MISSING = `c=0
@@ -346,7 +349,7 @@ const DESCRIPTIONS: Record<string, string> = {
   EROFS: "read-only file system",
   EXDEV: "cross-device link not permitted",
   ETIMEDOUT: "operation timed out",
-  EAGAIN: "resource temporarily unavailable",
+  ESPIPE: "invalid seek",
   ENXIO: "no such device or address",
   EIO: "i/o error",
 };

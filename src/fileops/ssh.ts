@@ -78,10 +78,7 @@ export class SshEnvironment implements Environment {
     if (typeof command !== "string") return Promise.reject(new TypeError("command must be a string"));
     const line = options.cwd === undefined ? command : `cd -- ${shellQuote(options.cwd)} || exit 1\n${command}`;
     const timeoutMs = options.timeoutMs ?? this.defaultTimeoutMs;
-    return this.limit(async () => {
-      const channel = await this.openChannel(line);
-      return collect(channel, options.stdin, timeoutMs);
-    });
+    return this.limit(() => this.run(line, options.stdin, timeoutMs));
   }
 
   /** Ends the connection. Later `exec` calls reject. */
@@ -94,14 +91,36 @@ export class SshEnvironment implements Environment {
     client?.end();
   }
 
-  private async openChannel(command: string): Promise<ClientChannel> {
-    const client = await this.connect();
-    try {
-      return await execChannel(client, command);
-    } catch {
-      // The reused connection is dead: drop it and try once on a fresh one.
-      this.discard(client);
-      return execChannel(await this.connect(), command);
+  private async run(command: string, stdin: string | Buffer | undefined, timeoutMs: number): Promise<ExecResult> {
+    let client = await this.connect();
+    let reconnected = false;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await runOn(client, command, stdin, timeoutMs);
+      } catch (error) {
+        // Only failures before the command started are retried: running it twice is never safe.
+        if (!(error instanceof ChannelOpenError)) throw error;
+        if (error.serverAnswered) {
+          // A live server refused a session (briefly over MaxSessions while closed channels
+          // drain): wait and retry on the same connection, which other commands are using.
+          if (attempt >= OPEN_RETRIES) {
+            throw Object.assign(
+              new Error(
+                `${error.message}: the server refused a new session ${attempt} times; lower maxConcurrentCommands or raise MaxSessions in sshd_config`,
+                { cause: error },
+              ),
+              { code: "ERR_SSH_CHANNEL_OPEN" },
+            );
+          }
+          await delay(20 * attempt);
+          continue;
+        }
+        if (reconnected) throw error;
+        // The reused connection is dead: drop it and try once on a fresh one.
+        this.discard(client);
+        client = await this.connect();
+        reconnected = true;
+      }
     }
   }
 
@@ -143,12 +162,34 @@ export class SshEnvironment implements Environment {
   }
 }
 
-function execChannel(client: Client, command: string): Promise<ClientChannel> {
+const OPEN_RETRIES = 8;
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** The exec channel could not be opened: the command never started. */
+class ChannelOpenError extends Error {
+  /** True when the server itself refused (the connection is alive), false when it is gone. */
+  readonly serverAnswered: boolean;
+  constructor(cause: Error) {
+    super(cause.message, { cause });
+    const reason = (cause as { reason?: unknown }).reason;
+    this.serverAnswered = reason !== undefined || /Unable to exec/i.test(cause.message);
+  }
+}
+
+function runOn(client: Client, command: string, stdin: string | Buffer | undefined, timeoutMs: number): Promise<ExecResult> {
   return new Promise((resolve, reject) => {
     try {
-      client.exec(command, (error, channel) => (error ? reject(error) : resolve(channel)));
+      client.exec(command, (error, channel) => {
+        if (error) reject(new ChannelOpenError(error));
+        // Listeners go on synchronously: the exit status may arrive in the same TCP read as the
+        // exec confirmation, and an `exit` event emitted before a listener exists is lost.
+        else collect(channel, stdin, timeoutMs).then(resolve, reject);
+      });
     } catch (error) {
-      reject(error as Error);
+      reject(new ChannelOpenError(error as Error));
     }
   });
 }

@@ -5,7 +5,7 @@
  * sshd is a failure, because `.ci/run` installs openssh-server.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { access, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { access, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -116,13 +116,38 @@ async function launch(configPath: string, port: number): Promise<ChildProcess> {
   return child;
 }
 
+/**
+ * Stops the listener and the per-connection sshd processes it forked: those survive a listener
+ * SIGTERM by design (and call setsid, so no process group reaches them), which would keep old
+ * connections alive across a "restart".
+ */
 async function halt(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
+  for (const pid of await childrenOf(child.pid)) {
+    try {
+      process.kill(pid, "SIGTERM");
+    } catch {
+      // Already gone.
+    }
+  }
   const gone = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   child.kill("SIGTERM");
   const timer = setTimeout(() => child.kill("SIGKILL"), 5_000);
   await gone;
   clearTimeout(timer);
+}
+
+async function childrenOf(parent: number | undefined): Promise<number[]> {
+  if (parent === undefined) return [];
+  const pids = (await readdir("/proc")).filter((name) => /^\d+$/.test(name));
+  const children: number[] = [];
+  for (const pid of pids) {
+    const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
+    // Fields after the parenthesised command name: state, ppid, …
+    const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    if (ppid === parent) children.push(Number(pid));
+  }
+  return children;
 }
 
 /** A port that was free a moment ago (sshd cannot report a port it picked itself). */
