@@ -8,6 +8,7 @@ import { TrackerPool, TRACKER_KINDS, type ChangeTracker } from "../src/changes/i
 import { renderDirectoryTree, treeFingerprint } from "../src/tree.js";
 import { Workspace, resolveRootDir } from "../src/workspace.js";
 import { threadIdFromConfig } from "../tools/context.js";
+import { fileGuardStateFields, fileGuardsToolCallStep, type FileGuardsOptions } from "./fileGuards.js";
 import {
   catchToolErrorsStep,
   composeToolCallSteps,
@@ -61,6 +62,11 @@ export interface FileManagerOptions {
   /** Change tracking: implementation, most live watchers (LRU), idle close time, poll interval. */
   tracker?: { kind?: "parcel" | "chokidar" | "polling"; maxLive?: number; idleMs?: number; pollIntervalMs?: number };
   /**
+   * The stateful file guards around the file tools (read dedup, staleness warnings, loop
+   * detection; see fileGuards.ts), or `false` to leave them out. Default on.
+   */
+  fileGuards?: FileGuardsOptions | false;
+  /**
    * Extra `wrapToolCall` steps, run after the built-in ones (inside error catching and path
    * rewriting). See {@link ToolCallStep}.
    */
@@ -95,29 +101,37 @@ const optionsSchema = z.object({
     })
     .strict()
     .optional(),
+  fileGuards: z.union([z.literal(false), z.object({ maxEntries: z.number().int().positive().optional(), loopWarnAt: z.number().int().optional(), loopBlockAt: z.number().int().optional() }).strict()]).optional(),
   toolCallSteps: z.array(z.custom<ToolCallStep>(isFunction, "each tool call step must be a function")).optional(),
   onError: z.custom<FileManagerOptions["onError"]>(isFunction, "onError must be a function").optional(),
 });
 
 /**
  * State kept per thread. Public keys mirror the seed (`start_work_time`, `file_update_time`);
- * `_` keys are private (checkpointed, hidden from the agent's input and output).
+ * `_` keys are private (checkpointed, hidden from the agent's input and output). Includes the
+ * file guards' private fields (sized by `guardEntries`).
  */
-export const fileManagerStateSchema = new StateSchema({
-  /** When the current run started (epoch ms). */
-  startWorkTime: z.number().optional(),
-  /** Newest known change to the workspace (epoch ms), as the seed's `file_update_time`. */
-  fileUpdateTime: z.number().optional(),
-  /** Fingerprint of the tree the model last saw (or was deliberately not shown). */
-  _treeFingerprint: z.string().optional(),
-  /** Id of the latest tree message, to notice when summarisation or trimming removed it. */
-  _treeMessageId: z.string().optional(),
-  /**
-   * A tool that may change the workspace ran since the last check. Reduced (last write wins)
-   * because parallel tool calls write it in the same step.
-   */
-  _treeDirty: new ReducedValue(z.boolean().optional(), { reducer: (_current: boolean | undefined, next: boolean | undefined) => next }),
-});
+export function createFileManagerStateSchema(guardEntries?: number) {
+  return new StateSchema({
+    /** When the current run started (epoch ms). */
+    startWorkTime: z.number().optional(),
+    /** Newest known change to the workspace (epoch ms), as the seed's `file_update_time`. */
+    fileUpdateTime: z.number().optional(),
+    /** Fingerprint of the tree the model last saw (or was deliberately not shown). */
+    _treeFingerprint: z.string().optional(),
+    /** Id of the latest tree message, to notice when summarisation or trimming removed it. */
+    _treeMessageId: z.string().optional(),
+    /**
+     * A tool that may change the workspace ran since the last check. Reduced (last write wins)
+     * because parallel tool calls write it in the same step.
+     */
+    _treeDirty: new ReducedValue(z.boolean().optional(), { reducer: (_current: boolean | undefined, next: boolean | undefined) => next }),
+    ...fileGuardStateFields(guardEntries),
+  });
+}
+
+/** The state schema with default sizes. */
+export const fileManagerStateSchema = createFileManagerStateSchema();
 
 /** The slice of agent state the FileManager reads. */
 export interface FileManagerStateView {
@@ -176,6 +190,7 @@ export class FileManagerHooks {
       catchToolErrorsStep({ rewrite, onError: (err, ctx) => this.report(err, "wrapToolCall", ctx.workspace.threadId, false) }),
       ...(rewrite ? [rewritePathsStep] : []),
       mapPathArgsStep(this.options.pathArgs ?? []),
+      ...(this.options.fileGuards === false ? [] : [fileGuardsToolCallStep(this.options.fileGuards)]),
       ...(this.options.toolCallSteps ?? []),
     ];
   }
@@ -371,7 +386,7 @@ export function createFileManagerMiddleware(options: FileManagerOptions = {}) {
   const hooks = new FileManagerHooks(options);
   const middleware = createMiddleware({
     name: "FileManagerMiddleware",
-    stateSchema: fileManagerStateSchema,
+    stateSchema: createFileManagerStateSchema(options.fileGuards ? options.fileGuards.maxEntries : undefined),
     beforeAgent: (state, runtime) => hooks.beforeAgent(state as FileManagerStateView, runtime as FileManagerRuntimeView) as never,
     beforeModel: (state, runtime) => hooks.beforeModel(state as FileManagerStateView, runtime as FileManagerRuntimeView) as never,
     wrapToolCall: (request, handler) => hooks.wrapToolCall(request as ToolCallRequest, handler as never),

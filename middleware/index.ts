@@ -4,6 +4,7 @@ export {
   createFileManagerMiddleware,
   FileManagerHooks,
   fileManagerStateSchema,
+  createFileManagerStateSchema,
   DEFAULT_READ_ONLY_TOOLS,
   type FileManagerMiddleware,
   type FileManagerOptions,

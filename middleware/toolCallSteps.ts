@@ -26,7 +26,7 @@ export type ToolCallNext = (ctx: ToolCallContext) => Promise<ToolCallResult>;
  *
  * Adding a guard is a three-line change: write `const myGuard: ToolCallStep = async (ctx, next)
  * => { …; return next(ctx); }` and list it in `toolCallSteps` (option) or in
- * `defaultToolCallSteps` in fileManager.ts. Steps placed after the built-ins run inside error
+ * the `pipeline` list built in `FileManagerHooks`' constructor. Steps placed after the built-ins run inside error
  * catching and path rewriting, so they may throw and may return system paths.
  */
 export type ToolCallStep = (ctx: ToolCallContext, next: ToolCallNext) => Promise<ToolCallResult>;

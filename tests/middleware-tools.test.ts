@@ -9,6 +9,7 @@ import { humanInTheLoopMiddleware, summarizationMiddleware, toolCallLimitMiddlew
 import { z } from "zod";
 import { createFileManagerMiddleware, type FileManagerMiddleware, type ToolCallStep } from "../middleware/index.js";
 import { createBasicTools, markWorkbenchTool } from "../tools/index.js";
+import { createFileTools } from "../tools/files.js";
 import { makeAgent, openAiHistoryProblems, scriptedModel, tempRoot, text, treeMessages, workspaceTools } from "./helpers/agentHarness.js";
 
 let root: string;
@@ -213,6 +214,18 @@ describe("composition", () => {
     });
     await run(agent, "steps");
     assert.deepEqual(calls.sort(), ["create_file:rw:steps", "get_current_time:ro:steps"]);
+  });
+
+  it("runs the file guards inside its pipeline (read dedup), and leaves them out with fileGuards: false", async () => {
+    const script = [[{ name: "read_file", args: { path: "notes.md" }, id: "r1" }], [{ name: "read_file", args: { path: "notes.md" }, id: "r2" }], "ok"];
+    const reads = async (thread: string, options: Parameters<typeof fileManager>[0]) => {
+      const { agent } = await makeAgent({ script: [[{ name: "write_file", args: { path: "notes.md", content: "hello\n" }, id: "w1" }], ...script], tools: createFileTools({ rootDir: root }), middleware: [fileManager(options)] });
+      return toolMessages((await run(agent, thread)).messages).slice(1).map((m) => text(m));
+    };
+    const [, guarded] = await reads("guards-on", {});
+    assert.match(guarded!, /unchanged/, "second identical read answered by the dedup stub");
+    const [, plain] = await reads("guards-off", { fileGuards: false });
+    assert.match(plain!, /hello/, "without guards the file is read again");
   });
 
   it("composes with summarizationMiddleware and toolCallLimitMiddleware in one agent", async () => {
