@@ -132,8 +132,10 @@ describe("rewrite", () => {
     assert.equal(t1.rewrite(`Saved in ${root}/t1.`), "Saved in ./.");
   });
 
-  test("a path glued to a word is not a path of this workspace", () => {
+  test("a path glued to a word is not a path of this workspace, also among real matches", () => {
     assert.equal(t1.rewrite(`x${root}/t1/a`), `x${root}/t1/a`);
+    assert.equal(t1.rewrite(`${root}/t1/a x${root}/t1/b ${root}/t1/c`), `a x${root}/t1/b c`);
+    assert.equal(t1.rewrite(`${root}/t1/a ${root}/t1/"b" ${root}/t1/c`), `a ."b" c`);
   });
 
   test("JSON-escaped slashes and backslashes", () => {
@@ -193,7 +195,7 @@ describe("rewrite", () => {
     };
     for (const [ws, bases] of cases) {
       const viaRegex = (text: string) => (ws as unknown as { rewriteByRegex(t: string): string }).rewriteByRegex(text);
-      for (let i = 0; i < 3000; i++) {
+      for (let i = 0; i < 5000; i++) {
         let text = "";
         for (let k = 0, n = 1 + rand(8); k < n; k++) text += rand(3) === 0 ? bases[rand(bases.length)] : glue[rand(glue.length)];
         assert.equal(ws.rewrite(text), viaRegex(text), `text ${JSON.stringify(text)}`);
