@@ -41,9 +41,10 @@ export const DEFAULT_CREDENTIAL_PATTERNS: readonly NamedPattern[] = [
   { test: (p, base) => /(^|\/)logs\/web_tools_debug_[^/]*\.json$/.test(p) || /^workbench-debug.*\.log$/i.test(base), suggestion: LOG_SUGGESTION },
 ];
 
+/** A glob as a RegExp; a glob with a `/` matches a trailing part of the path (`b/*.json`). */
 function globToRegExp(glob: string): RegExp {
   const body = glob.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, "[^/]*").replace(/\?/g, "[^/]");
-  return new RegExp(`^${body}$`, "i");
+  return new RegExp(glob.includes("/") ? `(^|/)${body.replace(/^\//, "")}$` : `^${body}$`, "i");
 }
 
 function normalise(p: string): { normalPath: string; base: string } {
@@ -57,8 +58,7 @@ function matchesExtra(normalPath: string, base: string, extra: readonly Credenti
       pat.lastIndex = 0;
       return pat.test(normalPath);
     }
-    const re = globToRegExp(pat);
-    return pat.includes("/") ? re.test(normalPath) || normalPath.endsWith(`/${pat}`) : re.test(base);
+    return globToRegExp(pat).test(pat.includes("/") ? normalPath : base);
   });
 }
 

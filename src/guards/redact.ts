@@ -126,7 +126,7 @@ const CODE_EXPRESSION_RE = /^[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)*(?
  * Group 1: prefix up to the value; group 2: the key; group 3: operator with spacing; group 4: value.
  */
 const ASSIGNMENT_RE =
-  /(^|[^\w$.-])((?:["'`]?)([A-Za-z_][\w.-]*)(?:["'`]?)(\s*)(:=|=>|=|:)(\s*))("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`[^`\n]*`|[^\s"'`,;}\])]+)/gm;
+  /(^|[^\w$.-])((?:["'`]?)([A-Za-z_][\w.-]*)(?:["'`]?)(\s*)(:=|=>|=|:)(\s*))("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`[^`\n]*`|\$\{[^}\n]*\}|[^\s"'`,;}\])]+)/gm;
 
 function redactAssignment(whole: string, lead: string, head: string, key: string, spaceBefore: string, op: string, spaceAfter: string, value: string): string {
   if (!isSecretKeyName(key) || value.includes(REDACTION_MARKER_PREFIX)) return whole;
