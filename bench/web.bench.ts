@@ -50,8 +50,8 @@ export async function run({ quick }: { quick: boolean }): Promise<string> {
     { label: "tavily", vendor: "tavily", options: {} },
     { label: "exa", vendor: "exa", options: {} },
     { label: "parallel", vendor: "parallel", options: {} },
-    { label: "firecrawl (default concurrency 10)", vendor: "firecrawl", options: {} },
-    { label: "firecrawl (concurrency 20)", vendor: "firecrawl", options: { backends: { firecrawl: { concurrency: 20 } } } },
+    { label: "firecrawl (default concurrency 20)", vendor: "firecrawl", options: {} },
+    { label: "firecrawl (concurrency 10)", vendor: "firecrawl", options: { backends: { firecrawl: { concurrency: 10 } } } },
     { label: "fetch (default concurrency 5)", options: {} },
     { label: "fetch (concurrency 20)", options: { backends: { fetch: { concurrency: 20 } } } },
   ];

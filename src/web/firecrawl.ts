@@ -6,7 +6,11 @@ import { failedPage, resolveVendorOptions, text, type ExtractedPage, type Vendor
 import { errorMessage, withRetries } from "./retry.js";
 
 export interface FirecrawlBackendOptions extends VendorOptions {
-  /** Scrapes in flight at once. Default 10 (one `web_extract` call's maximum). */
+  /**
+   * Scrapes in flight at once. Default 20: Firecrawl queues jobs above the plan's browser limit
+   * server-side, so sending a whole `web_extract` call at once costs nothing and keeps 20 URLs
+   * close to the time of one.
+   */
   concurrency?: number;
 }
 
@@ -15,7 +19,7 @@ const CLOUD_URL = "https://api.firecrawl.dev";
 export function createFirecrawlBackend(options: FirecrawlBackendOptions): WebBackend {
   // A self-hosted instance (baseUrl) may run without a key.
   const opts = resolveVendorOptions("firecrawl", options, options.baseUrl ? undefined : "FIRECRAWL_API_KEY");
-  const concurrency = options.concurrency ?? 10;
+  const concurrency = options.concurrency ?? 20;
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new RangeError("firecrawl: concurrency must be a positive integer");
   // The SDK only retries 502 and counts attempts in maxRetries; 1 disables it so the bounded
   // retry policy here (429/5xx/timeouts) is the only one.
