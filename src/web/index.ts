@@ -1,9 +1,19 @@
-// Web backends: the four vendor adapters, backend selection, retries and the debug log.
-export * from "./common.js";
-export * from "./retry.js";
-export * from "./select.js";
-export * from "./debug.js";
-export * from "./tavily.js";
-export * from "./exa.js";
-export * from "./firecrawl.js";
-export * from "./parallel.js";
+// Web backends: the four vendor adapters, backend selection, retry policy and the debug log.
+export { DEFAULT_VENDOR_TIMEOUT_MS, type ExtractedPage, type VendorOptions } from "./common.js";
+export { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry.js";
+export {
+  BACKEND_ENV,
+  EXTRACT_BACKENDS,
+  SEARCH_BACKENDS,
+  buildBackend,
+  selectBackend,
+  type FetchGuards,
+  type Selection,
+  type WebBackendsConfig,
+  type WebTask,
+} from "./select.js";
+export { createWebDebugLog, type DebugCallRecord, type DebugUrlRecord, type WebDebugLog, type WebDebugOptions } from "./debug.js";
+export { createTavilyBackend, type TavilyBackendOptions } from "./tavily.js";
+export { createExaBackend, type ExaBackendOptions } from "./exa.js";
+export { createFirecrawlBackend, type FirecrawlBackendOptions } from "./firecrawl.js";
+export { createParallelBackend, type ParallelBackendOptions } from "./parallel.js";
