@@ -11,6 +11,7 @@ export * from "./tree.js";
 export * from "./changes/index.js";
 
 // file operations backends
+export * from "./fileops/index.js";
 
 // guards
 export * from "./guards/url.js";

@@ -1,7 +1,8 @@
-// File operations backends: shell-based FileOperations and the environments they run in.
-export * from "./environment.js";
-export * from "./quote.js";
-export * from "./shell.js";
-export { LocalShellEnvironment, runProcess, type LocalShellEnvironmentOptions } from "./localShell.js";
-export * from "./ssh.js";
-export * from "./docker.js";
+// File operations backends: ShellFileOperations and the environments it runs commands in.
+// LocalFileOperations (native fs) lives in ./local.ts.
+export { ShellFileOperations, needsPolling, type ShellFileOperationsOptions } from "./shell.js";
+export type { Environment, ExecOptions, ExecResult } from "./environment.js";
+export { LocalShellEnvironment, type LocalShellEnvironmentOptions } from "./localShell.js";
+export { SshEnvironment, hostKeyMatcher, type SshEnvironmentOptions } from "./ssh.js";
+export { DockerEnvironment, type DockerEnvironmentOptions } from "./docker.js";
+export { shellQuote } from "./quote.js";

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import pLimit, { type LimitFunction } from "p-limit";
-import { Client, type ClientChannel, type ConnectConfig } from "ssh2";
+import type { Client, ClientChannel, ConnectConfig } from "ssh2";
 import { checkExecOptions, type Environment, type ExecOptions, type ExecResult } from "./environment.js";
 import { shellQuote } from "./quote.js";
 
@@ -127,27 +127,8 @@ export class SshEnvironment implements Environment {
   private connect(): Promise<Client> {
     if (this.closed) return Promise.reject(Object.assign(new Error("SshEnvironment is closed"), { code: "ERR_SSH_CLOSED" }));
     if (this.connection) return this.connection;
-    const connection = new Promise<Client>((resolve, reject) => {
-      const client = new Client();
-      const fail = (error: Error) => {
-        this.forget(connection);
-        reject(
-          Object.assign(new Error(`SSH connection to ${this.config.host}:${this.config.port} failed: ${error.message}`), {
-            code: (error as NodeJS.ErrnoException).code ?? "ECONNREFUSED",
-            cause: error,
-          }),
-        );
-      };
-      client.once("error", fail);
-      client.once("ready", () => {
-        client.off("error", fail);
-        // Later errors end in "close", where the connection is forgotten.
-        client.on("error", () => undefined);
-        resolve(client);
-      });
-      client.once("close", () => this.forget(connection));
-      client.connect(this.config);
-    });
+    const connection: Promise<Client> = openClient(this.config, () => this.forget(connection));
+    connection.catch(() => this.forget(connection));
     this.connection = connection;
     return connection;
   }
@@ -160,6 +141,37 @@ export class SshEnvironment implements Environment {
     this.connection = undefined;
     client.end();
   }
+}
+
+/** Connects and authenticates; `onClose` runs when the connection later ends. */
+async function openClient(config: ConnectConfig, onClose: () => void): Promise<Client> {
+  const ClientClass = await loadClient();
+  return new Promise<Client>((resolve, reject) => {
+    const client = new ClientClass();
+    const fail = (error: Error) => {
+      reject(
+        Object.assign(new Error(`SSH connection to ${config.host}:${config.port} failed: ${error.message}`), {
+          code: (error as NodeJS.ErrnoException).code ?? "ECONNREFUSED",
+          cause: error,
+        }),
+      );
+    };
+    client.once("error", fail);
+    client.once("ready", () => {
+      client.off("error", fail);
+      // Later errors end in "close", where the connection is forgotten.
+      client.on("error", () => undefined);
+      resolve(client);
+    });
+    client.once("close", onClose);
+    client.connect(config);
+  });
+}
+
+/** ssh2 is loaded on first connect: importing it costs ~100+ ms, which users without SSH skip. */
+async function loadClient(): Promise<typeof Client> {
+  const ssh2 = await import("ssh2");
+  return ssh2.Client ?? (ssh2 as unknown as { default: { Client: typeof Client } }).default.Client;
 }
 
 const OPEN_RETRIES = 8;
