@@ -22,7 +22,7 @@ const basicToolsOptionsSchema = z.object({
   rootDir: z.string().min(1).optional(),
   enableShell: z.boolean().optional(),
   shell: z.record(z.string(), z.unknown()).optional(),
-  now: z.function().optional(),
+  now: z.custom<() => Date>((v) => typeof v === "function", "now must be a function returning a Date").optional(),
 });
 
 /**
@@ -41,7 +41,8 @@ const basicToolsOptionsSchema = z.object({
  * ```
  */
 export function createBasicTools(options: BasicToolsOptions = {}): StructuredTool[] {
-  basicToolsOptionsSchema.parse(options);
+  const parsed = basicToolsOptionsSchema.safeParse(options ?? {});
+  if (!parsed.success) throw new TypeError(`Invalid createBasicTools options: ${z.prettifyError(parsed.error)}`);
   const tools: StructuredTool[] = [createCurrentTimeTool(options.now)];
   const enableShell = options.enableShell ?? process.env.WORKBENCH_ENABLE_SHELL?.trim().toLowerCase() === "true";
   if (enableShell) tools.push(createRunCommandTool({ ...options.shell, rootDir: options.rootDir }));

@@ -246,7 +246,9 @@ const runCommandInput = z.object({
  * `allowDangerous` is set.
  */
 export function createRunCommandTool(options: RunCommandToolOptions = {}): StructuredTool {
-  const opts = runCommandOptionsSchema.parse(options);
+  const parsed = runCommandOptionsSchema.safeParse(options ?? {});
+  if (!parsed.success) throw new TypeError(`Invalid run_command options: ${z.prettifyError(parsed.error)}`);
+  const opts = parsed.data;
   const maxTimeout = opts.maxTimeoutSeconds ?? 600;
   const defaultTimeout = Math.min(opts.defaultTimeoutSeconds ?? DEFAULT_COMMAND_TIMEOUT_SECONDS, maxTimeout);
   const maxOutputChars = opts.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
