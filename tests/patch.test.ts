@@ -148,6 +148,16 @@ describe("planReplace safety", () => {
     assert.match(p.error, /already applied/);
   });
 
+  it("already applied: an insertion whose result is already there is not applied twice", () => {
+    const file = "import a;\nimport b;\n\nrun();\n";
+    const p = planReplace(file, "import a;\n", "import a;\nimport b;\n");
+    assert.equal(p.ok, false);
+    if (!p.ok) assert.equal(p.alreadyApplied, true);
+    // Still fine where old_string occurs outside a copy of new_string.
+    const q = ok(planReplace("import a;\nrun();\n", "import a;\n", "import a;\nimport b;\n"));
+    assert.equal(q.newContent, "import a;\nimport b;\nrun();\n");
+  });
+
   it("a deletion whose remainder is present is not reported as already applied", () => {
     const p = planReplace("keep\n", "keep\ndrop", "keep");
     assert.equal(p.ok, false);

@@ -88,6 +88,9 @@ const QUERIES: Array<Record<string, unknown>> = [
   { pattern: "*", target: "files", path: "src" },
   { pattern: "nothing-matches-this" },
   { pattern: "TODO", path: "README.md" },
+  { pattern: "TODO", path: "README.md", output_mode: "count" },
+  { pattern: "TODO", path: "README.md", output_mode: "files_only" },
+  { pattern: "README*", target: "files" },
 ];
 
 describe("search_files: ripgrep and the JS fallback agree on the corpus", { skip: hasRg ? false : "ripgrep is not installed" }, () => {
@@ -201,6 +204,28 @@ for (const engine of ["ripgrep", "js"] as const) {
 }
 
 describe("search_files plumbing", () => {
+  it("a hung ripgrep is killed at the timeout and the answer says it is incomplete", async () => {
+    // A stand-in "rg" that never answers: checks the timeout path without a huge corpus.
+    const fake = path.join(root, "fake-rg.sh");
+    await writeFile(fake, "#!/bin/sh\nexec sleep 30\n", { mode: 0o755 });
+    const t = createSearchFilesTool({ rootDir: root, engine: "ripgrep", ripgrepPath: fake, timeoutMs: 200 });
+    const r = JSON.parse(String(await t.invoke({ pattern: "TODO" } as never, config)));
+    assert.equal(r.truncated, true);
+    assert.match(r.incomplete, /time limit/);
+  });
+
+  it("the output cap stops the engine and marks the answer incomplete", { skip: hasRg ? false : "ripgrep is not installed" }, async () => {
+    const t = createSearchFilesTool({ rootDir: root, engine: "ripgrep", maxOutputBytes: 64 });
+    const r = JSON.parse(String(await t.invoke({ pattern: "TODO" } as never, config)));
+    assert.match(r.incomplete, /size cap/);
+  });
+
+  it("a missing ripgrep binary is a JSON error when ripgrep is forced", async () => {
+    const t = createSearchFilesTool({ rootDir: root, engine: "ripgrep", ripgrepPath: path.join(root, "no-such-rg") });
+    const r = JSON.parse(String(await t.invoke({ pattern: "TODO" } as never, config)));
+    assert.match(r.error, /could not be started/);
+  });
+
   it("ripgrep argv: an array with -- right before the pattern, never a shell string", () => {
     const args = ripgrepArgs({
       target: "content",

@@ -30,6 +30,14 @@ export function planReplace(content: string, oldString: string, newString: strin
   if (found === undefined) return notFound(index, oldLf, newLf);
 
   const { strategy, spans } = found;
+  if (strategy.name === "exact" && isInsideNewText(text, spans, oldLf, newLf)) {
+    return {
+      ok: false,
+      alreadyApplied: true,
+      error:
+        "Every match of old_string sits inside an occurrence of new_string: the change looks already applied, and applying it again would duplicate it. Read the file to confirm; include more surrounding lines if you really mean another place.",
+    };
+  }
   if (spans.length > 1 && (!opts.replaceAll || strategy.requiresUnique)) {
     const where = describeSpans(index, spans);
     const lines = where.map((c) => c.line).join(", ");
@@ -74,6 +82,19 @@ function notFound(index: LineIndex, oldLf: string, newLf: string): ReplacePlan {
       (hint ? ` Did you mean:\n${hint}` : ""),
     candidates,
   };
+}
+
+/** new_string extends old_string (an insertion) and each match is already part of a copy of new_string. */
+function isInsideNewText(text: string, spans: Array<{ start: number; end: number }>, oldLf: string, newLf: string): boolean {
+  const at = newLf.indexOf(oldLf);
+  if (at === -1 || newLf.length === oldLf.length) return false;
+  return spans.every((s) => {
+    // Try every place old_string occurs within new_string, so the copy may start before the match.
+    for (let k = at; k !== -1; k = newLf.indexOf(oldLf, k + 1)) {
+      if (s.start - k >= 0 && text.startsWith(newLf, s.start - k)) return true;
+    }
+    return false;
+  });
 }
 
 /** New text present in an exact or whitespace-tolerant form (the cheap, safe strategies only). */

@@ -20,6 +20,9 @@ const COMMON_FLAGS = [
   "--no-ignore-dot", // only .gitignore, like the fallback
 ];
 
+/** After a kill, answer at the latest this long later even if the output pipe stays open. */
+const KILL_GRACE_MS = 500;
+
 let detected: Promise<string | undefined> | undefined;
 
 /** The ripgrep binary to use: `rg` when it runs (checked once per process), else `undefined`. */
@@ -54,7 +57,13 @@ export async function runRipgrep(req: SearchRequest, binary = "rg"): Promise<Sea
   const hasIgnore = await stat(ignoreFile).then((s) => s.isFile(), () => false);
   const args = ripgrepArgs(req, hasIgnore && req.searchPath !== req.cwd ? ignoreFile : undefined);
   const out = emptyOutcome("ripgrep");
-  return new Promise((resolve) => {
+  return new Promise((resolveOnce) => {
+    let settled = false;
+    const resolve = (o: SearchOutcome) => {
+      if (settled) return;
+      settled = true;
+      resolveOnce(o);
+    };
     const child = spawn(binary, args, { cwd: req.cwd, stdio: ["ignore", "pipe", "pipe"], windowsHide: true });
     let bytes = 0;
     let pending = "";
@@ -66,6 +75,8 @@ export async function runRipgrep(req: SearchRequest, binary = "rg"): Promise<Sea
       out.complete = false;
       out.stopReason = reason;
       child.kill("SIGKILL");
+      // A grandchild holding the pipe (a wrapper script) must not delay the answer.
+      setTimeout(() => resolve(out), KILL_GRACE_MS).unref();
     };
     const timer = setTimeout(() => stop("timeout"), req.timeoutMs);
     // --json and --count print one record per line; file lists are NUL-separated (names may hold newlines).
@@ -93,10 +104,14 @@ export async function runRipgrep(req: SearchRequest, binary = "rg"): Promise<Sea
     child.stdout.on("data", (chunk: string) => {
       if (stopped) return;
       bytes += Buffer.byteLength(chunk);
+      if (bytes > req.maxOutputBytes) return stop("output");
+      if (!chunk.includes(separator)) {
+        pending += chunk; // a long record arriving in pieces: no re-splitting per piece
+        return;
+      }
       const parts = (pending + chunk).split(separator);
       pending = parts.pop()!;
       for (const p of parts) take(p);
-      if (bytes > req.maxOutputBytes) stop("output");
     });
     child.stderr.setEncoding("utf8");
     child.stderr.on("data", (chunk: string) => {
