@@ -24,3 +24,16 @@ export {
 } from "./toolCallSteps.js";
 export { mapContentText, mapMessageText, mapToolResultText, toolErrorMessage, withStateUpdate, type ToolCallResult } from "./toolResults.js";
 export {};
+// stateful file guards (read dedup, staleness, loop detection)
+export {
+  fileGuardsMiddleware,
+  fileGuardsToolCallStep,
+  createFileGuardsStep,
+  fileGuardStateFields,
+  type FileGuardsOptions,
+  type FileGuardState,
+  type FileGuardsStep,
+  type ReadLedgerEntry,
+  type ReadTimeEntry,
+  type ToolLoopState,
+} from "./fileGuards.js";

@@ -12,8 +12,11 @@ export * from "./changes/index.js";
 
 // file operations backends
 export * from "./fileops/index.js";
+export { LocalFileOperations } from "./fileops/local.js";
+export { withPathLock, withPathLocks } from "./fileops/lock.js";
 
 // guards
+export * from "./guards/index.js";
 export * from "./guards/url.js";
 export * from "./guards/policy.js";
 
@@ -30,3 +33,7 @@ export * from "./web/index.js";
 // middleware and tools (also available as "langgraph-workbench/middleware" and "/tools")
 export * from "../middleware/index.js";
 export * from "../tools/index.js";
+
+// ecosystem: createWorkbench, deepagents backend
+export { createWorkbench, type Workbench, type WorkbenchOptions } from "./workbench.js";
+export { WorkbenchBackend, type WorkbenchBackendOptions } from "./deepagents/backend.js";

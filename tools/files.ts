@@ -10,17 +10,27 @@ import { markWorkbenchTool } from "./context.js";
 import { resolveFileToolOptions, type FileToolOptions } from "./fileToolSupport.js";
 import { createPatchTool } from "./patchTool.js";
 import { createReadFileTool } from "./readFile.js";
+import { createSearchFilesTool, type SearchFilesToolOptions } from "./searchFiles.js";
 import { createWriteFileTool } from "./writeFile.js";
 
 export type { FileToolOptions } from "./fileToolSupport.js";
 
+/** Options of {@link createFileTools}: the shared file-tool options plus search-only settings. */
+export interface FileToolsOptions extends FileToolOptions {
+  /** search_files only: engine, ripgrep path, time and size limits (see {@link SearchFilesToolOptions}). */
+  search?: Omit<SearchFilesToolOptions, "rootDir" | "confine" | "credentialPatterns" | "redactSecrets" | "homeDir">;
+}
+
 /** The four file tools, in the order a model usually needs them. */
-export function createFileTools(options: FileToolOptions = {}) {
+export function createFileTools(options: FileToolsOptions = {}) {
   // Validate once, up front: a bad option fails here, not on the first tool call.
   resolveFileToolOptions(options);
+  const { search, ...shared } = options;
+  const { rootDir, confine, credentialPatterns, redactSecrets, homeDir } = shared;
   return [
-    markWorkbenchTool(createReadFileTool(options)),
-    markWorkbenchTool(createWriteFileTool(options)),
-    markWorkbenchTool(createPatchTool(options)),
+    markWorkbenchTool(createReadFileTool(shared)),
+    markWorkbenchTool(createWriteFileTool(shared)),
+    markWorkbenchTool(createPatchTool(shared)),
+    markWorkbenchTool(createSearchFilesTool({ ...search, rootDir, confine, credentialPatterns, redactSecrets, homeDir })),
   ];
 }

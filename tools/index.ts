@@ -24,3 +24,10 @@ export {};
 export { createWebTools, type WebToolsOptions, type WebExtractToolResult, type WebProgressEvent, type SummaryTuning } from "./web.js";
 // search_files
 export { createSearchFilesTool, searchFilesSchema, type SearchFilesToolOptions, type SearchFilesArgs } from "./searchFiles.js";
+// file tools (read_file, write_file, patch, search_files) and their guards
+export { createFileTools, type FileToolsOptions } from "./files.js";
+export { createReadFileTool, readFileSchema, settleLineCounts, type ReadFileArgs } from "./readFile.js";
+export { createWriteFileTool, writeFileSchema, looksLikeReadFileDisplay, type WriteFileArgs } from "./writeFile.js";
+export { createPatchTool, patchSchema, type PatchArgs } from "./patchTool.js";
+export { fileToolProbe, type FileToolOptions, type FileToolProbe, type FileToolTarget } from "./fileToolSupport.js";
+export { redactSecrets, containsRedactionMarker, isCredentialPath, hasBinaryExtension, sniffBinary } from "../src/guards/index.js";
