@@ -263,3 +263,32 @@ describe("composition", () => {
     assert.deepEqual(openAiHistoryProblems(out.messages), []);
   });
 });
+
+describe("tool result helpers", () => {
+  const upper = (t: string) => t.toUpperCase();
+
+  it("maps text in tuple-form Command updates and merges state keys into Commands", async () => {
+    const { mapToolResultText, withStateUpdate } = await import("../middleware/toolResults.js");
+    const msg = new ToolMessage({ content: "abc", tool_call_id: "x" });
+    const tuple = new Command({ update: [["messages", [msg]], ["other", 1]] });
+    const mapped = mapToolResultText(tuple, upper) as Command;
+    const entries = mapped.update as [string, unknown][];
+    assert.equal(text((entries[0]![1] as BaseMessage[])[0]), "ABC");
+    assert.deepEqual(entries[1], ["other", 1]);
+    assert.equal(text(msg), "abc", "the original message is not mutated");
+
+    const merged = withStateUpdate(new Command({ update: { messages: [msg], a: 1 } }), { _treeDirty: true }) as Command;
+    assert.deepEqual(Object.keys(merged.update as object).sort(), ["_treeDirty", "a", "messages"]);
+    const wrapped = withStateUpdate(msg, { _treeDirty: true }) as Command;
+    assert.deepEqual((wrapped.update as { messages: unknown[] }).messages, [msg]);
+  });
+
+  it("leaves parent-graph Commands and unchanged content alone", async () => {
+    const { mapContentText, mapToolResultText, withStateUpdate } = await import("../middleware/toolResults.js");
+    const parent = new Command({ graph: Command.PARENT, update: { messages: [new ToolMessage({ content: "abc", tool_call_id: "x" })] } });
+    assert.equal(mapToolResultText(parent, upper), parent);
+    assert.equal(withStateUpdate(parent, { _treeDirty: true }), parent);
+    const blocks = [{ type: "text" as const, text: "ABC" }];
+    assert.equal(mapContentText(blocks, upper), blocks, "same array when nothing changed");
+  });
+});
