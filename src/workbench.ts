@@ -1,0 +1,94 @@
+/**
+ * createWorkbench: the common case in one call — the FileManager middleware plus the package's
+ * tools, all on the same workspace root, with one `close()`.
+ *
+ * ```ts
+ * const wb = createWorkbench({ rootDir: "./agent_files" });
+ * const agent = createAgent({ model, tools: wb.tools, middleware: wb.middleware });
+ * // … on shutdown: await wb.close();
+ * ```
+ * The parts stay usable alone (`createFileManagerMiddleware`, `createFileTools`,
+ * `createBasicTools`, `createWebTools`).
+ */
+import type { StructuredTool } from "@langchain/core/tools";
+import { z } from "zod";
+import { createFileManagerMiddleware, type FileManagerMiddleware, type FileManagerOptions } from "../middleware/fileManager.js";
+import { createBasicTools, type BasicToolsOptions } from "../tools/basic.js";
+import { createFileTools } from "../tools/files.js";
+import type { FileToolOptions } from "../tools/fileToolSupport.js";
+import { createWebTools, type WebToolsOptions } from "../tools/web.js";
+import { resolveRootDir, Workspace } from "./workspace.js";
+
+/** Options of {@link createWorkbench}. Every part also takes its own options object. */
+export interface WorkbenchOptions {
+  /**
+   * Root holding one directory per thread. Default: `WORKBENCH_ROOT`, else `./agent_files`,
+   * resolved once here and passed to every part (so they can never disagree).
+   */
+  rootDir?: string;
+  /** Run `run_command` (the shell tool). Default: `WORKBENCH_ENABLE_SHELL=true`, else off. */
+  enableShell?: boolean;
+  /** FileManager middleware options (tree budget, path rewriting, `pathArgs`, tracker…). */
+  fileManager?: Omit<FileManagerOptions, "rootDir">;
+  /** File tools (`read_file`, `write_file`, `patch`, `search_files`) options, or `false` to leave them out. */
+  fileTools?: Omit<FileToolOptions, "rootDir"> | false;
+  /** Basic tools (`get_current_time`, `run_command`) options, or `false` to leave them out. */
+  basicTools?: Omit<BasicToolsOptions, "rootDir" | "enableShell"> | false;
+  /**
+   * Web tools (`web_search`, `web_extract`) options, or `false` to leave them out. Default on:
+   * without API keys `web_search` answers with how to configure a backend and `web_extract`
+   * uses the keyless, SSRF-guarded fetch backend.
+   */
+  webTools?: WebToolsOptions | false;
+}
+
+/** What {@link createWorkbench} returns. */
+export interface Workbench {
+  /** `[fileManager]`: spread it into `createAgent({ middleware })` / `createDeepAgent({ middleware })`. */
+  readonly middleware: [FileManagerMiddleware];
+  /** The enabled tools, for `createAgent({ tools })`. */
+  readonly tools: StructuredTool[];
+  /** The FileManager middleware itself (also `middleware[0]`). */
+  readonly fileManager: FileManagerMiddleware;
+  /** The resolved absolute workspace root. */
+  readonly rootDir: string;
+  /** The workspace of a thread (no I/O until used). */
+  workspace(threadId?: string): Workspace;
+  /** Stops file watchers so the process can exit. Idempotent. */
+  close(): Promise<void>;
+}
+
+const partOptions = z.union([z.literal(false), z.record(z.string(), z.unknown())]).optional();
+const workbenchOptionsSchema = z
+  .object({
+    rootDir: z.string().trim().min(1, "rootDir must be a non-empty path").optional(),
+    enableShell: z.boolean().optional(),
+    fileManager: z.record(z.string(), z.unknown()).optional(),
+    fileTools: partOptions,
+    basicTools: partOptions,
+    webTools: partOptions,
+  })
+  .strict();
+
+/** Builds the FileManager middleware and the package's tools on one workspace root. */
+export function createWorkbench(options: WorkbenchOptions = {}): Workbench {
+  const parsed = workbenchOptionsSchema.safeParse(options ?? {});
+  if (!parsed.success) throw new TypeError(`Invalid createWorkbench options: ${z.prettifyError(parsed.error)}`);
+  const opts = options ?? {};
+  const rootDir = resolveRootDir(opts.rootDir);
+  const fileManager = createFileManagerMiddleware({ ...opts.fileManager, rootDir });
+  const tools: StructuredTool[] = [];
+  if (opts.fileTools !== false) tools.push(...(createFileTools({ ...opts.fileTools, rootDir }) as StructuredTool[]));
+  if (opts.basicTools !== false) {
+    tools.push(...createBasicTools({ ...opts.basicTools, rootDir, ...(opts.enableShell === undefined ? {} : { enableShell: opts.enableShell }) }));
+  }
+  if (opts.webTools !== false) tools.push(...createWebTools(opts.webTools ?? {}));
+  return {
+    middleware: [fileManager],
+    tools,
+    fileManager,
+    rootDir,
+    workspace: (threadId?: string) => Workspace.forThread(rootDir, threadId),
+    close: () => fileManager.close(),
+  };
+}

@@ -1,0 +1,77 @@
+// examples/quickstart.ipynb executed headless on the Deno kernel with `jupyter nbconvert
+// --execute`, as CI does: fails if any cell errors, and checks the key outputs.
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { after, before, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const notebook = path.join(repo, "examples", "quickstart.ipynb");
+const deno = path.join(repo, "node_modules", ".bin", "deno");
+
+interface Output {
+  output_type: string;
+  text?: string | string[];
+  data?: { "text/plain"?: string | string[] };
+  ename?: string;
+  evalue?: string;
+}
+interface Cell {
+  cell_type: string;
+  source: string | string[];
+  outputs?: Output[];
+}
+
+const joined = (s: string | string[] | undefined) => (Array.isArray(s) ? s.join("") : (s ?? ""));
+
+let tmp = "";
+before(async () => {
+  tmp = await mkdtemp(path.join(os.tmpdir(), "wb-notebook-"));
+});
+after(async () => {
+  if (tmp) await rm(tmp, { recursive: true, force: true });
+});
+
+test("the committed notebook has clean outputs", async () => {
+  const nb = JSON.parse(await readFile(notebook, "utf8")) as { cells: Cell[]; metadata: { kernelspec: { name: string } } };
+  assert.equal(nb.metadata.kernelspec.name, "deno");
+  for (const cell of nb.cells.filter((c) => c.cell_type === "code")) assert.deepEqual(cell.outputs, []);
+});
+
+test("quickstart.ipynb runs headless on the Deno kernel without errors", async () => {
+  // The notebook imports the built package (../dist/index.js).
+  await run("npm", ["run", "build"], { cwd: repo, timeout: 240_000, maxBuffer: 16 << 20 });
+  // Registers the kernel with this checkout's deno binary (idempotent).
+  await run(deno, ["jupyter", "--install", "--force"], { cwd: repo, timeout: 60_000 });
+  const env: NodeJS.ProcessEnv = { ...process.env, NO_PROXY: "127.0.0.1,localhost", PYDEVD_DISABLE_FILE_VALIDATION: "1" };
+  for (const key of ["OPENAI_API_KEY", "FIRECRAWL_API_KEY", "PARALLEL_API_KEY", "TAVILY_API_KEY", "EXA_API_KEY", "FIRECRAWL_API_URL"]) delete env[key];
+  const out = path.join(tmp, "executed.ipynb");
+  try {
+    await run(
+      "jupyter",
+      ["nbconvert", "--to", "notebook", "--execute", "--ExecutePreprocessor.timeout=180", "--output", out, notebook],
+      { cwd: path.dirname(notebook), env, timeout: 300_000, maxBuffer: 16 << 20 },
+    );
+  } catch (err) {
+    const e = err as { stdout?: string; stderr?: string; message: string };
+    assert.fail(`nbconvert failed (a cell raised):\n${e.stderr ?? ""}\n${e.stdout ?? ""}\n${e.message}`);
+  }
+  const executed = JSON.parse(await readFile(out, "utf8")) as { cells: Cell[] };
+  const outputs = executed.cells.flatMap((c) => c.outputs ?? []);
+  const errors = outputs.filter((o) => o.output_type === "error");
+  assert.deepEqual(errors.map((e) => `${e.ename}: ${e.evalue}`), []);
+  const text = outputs.map((o) => `${joined(o.text)}${joined(o.data?.["text/plain"])}\n`).join("");
+  assert.match(text, /rewritten: Saved notes\/todo\.md \(see \.\)/);
+  assert.match(text, /refused: Path "\.\.\/other-thread\/secret\.txt" is not allowed/);
+  assert.match(text, /TREE INJECTED: yes/);
+  assert.match(text, /DEDUP: stub/);
+  assert.match(text, /WEB: skipped/);
+  assert.match(text, /STREAM: \d+ updates/);
+  assert.match(text, /DONE/);
+  assert.ok(!text.includes(os.tmpdir() + path.sep + "workbench-notebook-"), "no host path of the workspace in the notebook output");
+});
