@@ -263,3 +263,24 @@ describe("wrong argument types for every tool (real agent run)", () => {
     });
   }
 });
+
+describe("inside the FileManager middleware", () => {
+  it("the FileManager runs the same guards: dedup stub and staleness warning", async () => {
+    const { createFileManagerMiddleware } = await import("../middleware/fileManager.js");
+    const t = await thread();
+    const file = path.join(t.dir, "a.txt");
+    await writeFile(file, "v1\n");
+    const fm = createFileManagerMiddleware({ rootDir: root });
+    try {
+      const { out } = await runAgent(
+        [[read("r1")], [read("r2")], [{ name: "other_tool", args: { file }, id: "x" }], [{ name: "write_file", args: { path: "a.txt", content: "v3\n" }, id: "w1" }]],
+        { threadId: t.id, guards: false, middleware: [fm] },
+      );
+      const r = toolResults(out.messages);
+      assert.equal(r.get("r2")!.body.status, "unchanged");
+      assert.match(r.get("w1")!.body._warning, /changed after you last read it/);
+    } finally {
+      await fm.close();
+    }
+  });
+});
