@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { after, before, describe, test } from "node:test";
+import { ShellFileOperations } from "../src/fileops/shell.js";
 import { hostKeyMatcher, SshEnvironment } from "../src/fileops/ssh.js";
 import { sshdUnavailable, startSshd, type TestSshd } from "./helpers/sshd.js";
 
@@ -101,11 +102,15 @@ describe("SshEnvironment against a real sshd", { skip }, () => {
     await assert.rejects(env.exec("echo never"), /failed/);
   });
 
-  test("after close() commands reject", async () => {
+  test("after close() commands reject; ShellFileOperations.close() closes its environment", async () => {
     const env = open();
     await env.exec("true");
     await env.close();
     await assert.rejects(env.exec("true"), { code: "ERR_SSH_CLOSED" });
+    const ops = new ShellFileOperations(open());
+    assert.equal((await ops.stat("/"))?.type, "directory");
+    await ops.close();
+    await assert.rejects(ops.stat("/"), { code: "ERR_SSH_CLOSED" });
   });
 });
 

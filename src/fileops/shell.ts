@@ -183,6 +183,11 @@ echo "$c"`;
     return ancestors.slice(0, parseCount(out, "mkdirp")).reverse();
   }
 
+  /** Closes the environment (ends an SSH connection); the operations cannot be used afterwards. */
+  async close(): Promise<void> {
+    await this.env.close?.();
+  }
+
   private async statWith(p: string, syscall: string, follow: string): Promise<FileStat | null> {
     const script = `wb_probe "$1" "$2"\nstat $2 -c '%f %s %.9Y' -- "$1"`;
     let out: Buffer;
