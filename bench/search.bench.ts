@@ -40,14 +40,14 @@ export async function run({ quick }: { quick: boolean }): Promise<string> {
   const config = { configurable: { thread_id: thread } };
   const head = `## search_files (${files.toLocaleString("en-US")} files, median of ${runs})\n`;
   if (!(await detectRipgrep())) return `${head}\nripgrep is not installed: only the JS fallback could run; install \`ripgrep\` for the comparison.`;
-  const rgTool = createSearchFilesTool({ rootDir: BENCH_DATA_DIR, engine: "ripgrep", timeoutMs: 600_000 });
-  const jsTool = createSearchFilesTool({ rootDir: BENCH_DATA_DIR, engine: "js", timeoutMs: 600_000 });
+  const rgTool = createSearchFilesTool({ rootDir: BENCH_DATA_DIR, engine: "ripgrep", timeoutMs: 600_000, maxResults: 1_000_000 });
+  const jsTool = createSearchFilesTool({ rootDir: BENCH_DATA_DIR, engine: "js", timeoutMs: 600_000, maxResults: 1_000_000 });
 
   const rows: string[] = [];
   for (const c of CASES) {
     const args = { pattern: c.pattern, output_mode: c.mode };
     const check = JSON.parse(String(await rgTool.invoke(args as never, config)));
-    const found = c.mode === "count" ? check.total_matches : check.total_matches;
+    const found = check.total_matches;
     const raw = median(await timeRuns(() => rawRg(dir, c.pattern, c.rgFlags), runs));
     const viaRg = median(await timeRuns(() => rgTool.invoke(args as never, config), runs));
     const viaJs = median(await timeRuns(() => jsTool.invoke(args as never, config), quick ? runs : 1, 0));

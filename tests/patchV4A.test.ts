@@ -234,6 +234,12 @@ describe("planV4APatch", () => {
     assert.deepEqual(fs.reads, []);
   });
 
+  it("a hunk that is already applied says so", async () => {
+    const plan = await planV4APatch(patch("*** Update File: f", "@@", " a", "-b", "+B"), memoryFs({ f: "a\nB\nc\n" }).io);
+    assert.equal(plan.ok, false);
+    if (!plan.ok) assert.match(plan.error, /looks already applied/);
+  });
+
   it("a missing @@ anchor names the hunk", async () => {
     const plan = await planV4APatch(patch("*** Update File: f", "@@ class Nope", "-a", "+b"), memoryFs({ f: "a\n" }).io);
     assert.equal(plan.ok, false);

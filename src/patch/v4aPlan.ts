@@ -121,6 +121,9 @@ function applyHunks(
     const atEnd = (end: number) => text.slice(end).trim() === "";
     const found = locate(index, oldText, (s) => s.start >= from && (!hunk.endOfFile || atEnd(s.end)));
     if (!found) {
+      if (newText.trim() !== "" && !oldText.includes(newText.trim()) && locate(index, newText, (s) => s.start >= from)?.strategy.requiresUnique === false) {
+        return { error: `${label}: its "-" lines are gone and its "+" lines are already there: this hunk looks already applied. Read the file before patching again.` };
+      }
       const near = closestRegions(index, oldText, 3)
         .map((c) => `lines ${c.line}-${c.endLine} (similarity ${c.similarity}):\n${c.snippet}`)
         .join("\n---\n");
