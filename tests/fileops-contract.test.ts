@@ -133,6 +133,15 @@ function describeBackend(title: string, open: () => Promise<Backend>, skip?: str
       assert.equal(await ops.lstat(path.join(dir, "missing")), null);
     });
 
+    test("a symlink loop: stat and readText reject with ELOOP, lstat sees the link", async () => {
+      const dir = await fresh();
+      await symlink("loop-b", path.join(dir, "loop-a"));
+      await symlink("loop-a", path.join(dir, "loop-b"));
+      await assert.rejects(ops.stat(path.join(dir, "loop-a")), { code: "ELOOP" });
+      await assert.rejects(ops.readText(path.join(dir, "loop-a")), { code: "ELOOP" });
+      assert.equal((await ops.lstat(path.join(dir, "loop-a")))?.type, "symlink");
+    });
+
     test("stat reports FIFOs as 'other'", async () => {
       const dir = await fresh();
       const fifo = path.join(dir, "pipe");

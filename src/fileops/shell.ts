@@ -231,11 +231,14 @@ export function needsPolling(ops: Pick<FileOperations, "kind">): boolean {
   return ops.kind.startsWith("shell:");
 }
 
-// `wb_probe PATH [-L]` stats the path and turns a failure into a marked errno code on stderr.
+// `wb_probe PATH [-L]` checks that the path exists and turns a failure into a marked errno code
+// on stderr. The test builtins answer the common case without a process; only a failure runs
+// `stat`, whose message tells ENOENT from ENOTDIR, EACCES, ELOOP.
 // LC_ALL=C makes every tool's messages (and `sed`/`cut`) byte-based and in English.
 const PRELUDE = `export LC_ALL=C
 wb_fail() { printf '@@WBERR:%s\\n' "$1" >&2; exit 86; }
 wb_probe() {
+  if [ "$2" = -L ]; then [ -e "$1" ] && return 0; elif [ -e "$1" ] || [ -L "$1" ]; then return 0; fi
   wb_m=$(stat $2 -c %f -- "$1" 2>&1) && return 0
   case $wb_m in
     *"No such file"*) wb_fail ENOENT ;;
