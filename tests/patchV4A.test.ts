@@ -111,6 +111,15 @@ describe("parseV4A", () => {
     if (!b.ok) assert.match(b.error, /needs a path/);
   });
 
+  it("a unified-diff range header is not taken as an anchor; the first hunk may omit @@", () => {
+    const r = parseV4A(patch("*** Update File: a", "@@ -1,2 +1,2 @@", " x", "-y", "+z", "*** Update File: b", "-p", "+q"));
+    assert.ok(r.ok, r.ok ? "" : r.error);
+    if (!r.ok) return;
+    const [a, b] = r.ops;
+    assert.ok(a!.kind === "update" && a!.hunks[0]!.anchor === "");
+    assert.ok(b!.kind === "update" && b!.hunks.length === 1 && b!.hunks[0]!.lines.length === 2);
+  });
+
   it("CRLF patch text and blank separator lines are accepted", () => {
     const r = parseV4A(patch("*** Add File: a", "+x", "", "*** Update File: b", "@@", "-1", "+2", "").replace(/\n/g, "\r\n"));
     assert.ok(r.ok, r.ok ? "" : r.error);
