@@ -131,6 +131,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
     return Workspace.forThread(this.rootDir, this.threadId ?? threadIdFromConfig(safeConfig()));
   }
 
+  /** Lists a directory (not recursive): `/`-rooted paths, directories with a trailing `/`, sizes and mtimes. */
   async ls(dirPath: string): Promise<LsResult> {
     return this.guarded(dirPath || "/", async (t) => {
       const s = await this.ops.stat(t.system);
@@ -153,6 +154,10 @@ export class WorkbenchBackend implements BackendProtocolV2 {
     });
   }
 
+  /**
+   * A window of a text file: `offset` is 0-based (deepagents' convention), lines longer than
+   * `maxLineChars` are cut, secrets redacted. Refuses credential, binary, device and non-regular files.
+   */
   async read(filePath: string, offset = 0, limit = 500): Promise<ReadResult> {
     return this.guarded(filePath, async (t) => {
       const refused = await this.refuseRead(t);
@@ -190,6 +195,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
     });
   }
 
+  /** The whole text file (redacted) as deepagents `FileData`; refuses the same files as `read` and files over 4× `maxReadChars` bytes. */
   async readRaw(filePath: string): Promise<ReadRawResult> {
     return this.guarded(filePath, async (t) => {
       const refused = await this.refuseRead(t);
@@ -206,6 +212,10 @@ export class WorkbenchBackend implements BackendProtocolV2 {
     });
   }
 
+  /**
+   * Creates a new file atomically (parents created). Refuses to overwrite an existing file (use
+   * `edit`), credential files, and content holding redaction markers.
+   */
   async write(filePath: string, content: string): Promise<WriteResult> {
     return this.guarded(filePath, async (t) => {
       if (typeof content !== "string") return { error: "content must be a string: pass the full text of the file." };
@@ -222,6 +232,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
     });
   }
 
+  /** Replaces `oldString` (unique unless `replaceAll`) under a per-path lock, atomically; same refusals as `read` and `write`. */
   async edit(filePath: string, oldString: string, newString: string, replaceAll = false): Promise<EditResult> {
     return this.guarded(filePath, async (t) => {
       if (typeof oldString !== "string" || typeof newString !== "string") {
@@ -247,6 +258,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
     });
   }
 
+  /** Deletes one file (not a directory). */
   async delete(filePath: string): Promise<DeleteResult> {
     return this.guarded(filePath, async (t) => {
       const s = await this.ops.lstat(t.system);
@@ -257,6 +269,10 @@ export class WorkbenchBackend implements BackendProtocolV2 {
     });
   }
 
+  /**
+   * Files under `basePath` whose relative path matches `pattern` (`*`, `?`, `**`, `{a,b}`, `[…]`);
+   * `.git`/`node_modules` skipped, symlinks out of the workspace ignored, walk capped at `maxWalkFiles`.
+   */
   async glob(pattern: string, basePath = "/"): Promise<GlobResult> {
     return this.guarded(basePath || "/", async (t) => {
       if (typeof pattern !== "string" || pattern.trim() === "") return { error: "pattern must be a non-empty glob such as '**/*.md'." };
@@ -272,6 +288,10 @@ export class WorkbenchBackend implements BackendProtocolV2 {
     });
   }
 
+  /**
+   * Literal-text search. Skips credential files (and says so when that leaves no match), binary
+   * files (extension or content) and files over `maxGrepFileBytes`; redacts matched lines.
+   */
   async grep(pattern: string, basePath?: string | null, glob?: string | null, maxCount?: number | null): Promise<GrepResult> {
     return this.guarded(basePath || "/", async (t) => {
       if (typeof pattern !== "string" || pattern === "") return { error: "pattern must be non-empty literal text to search for." };
