@@ -56,8 +56,8 @@ test("LocalShellEnvironment validates its options and exec options", async () =>
   assert.throws(() => new LocalShellEnvironment({ shell: "" }), TypeError);
   assert.throws(() => new LocalShellEnvironment({ defaultTimeoutMs: -1 }), TypeError);
   const env = new LocalShellEnvironment();
-  assert.throws(() => env.exec("true", { timeoutMs: 0 }), TypeError);
-  assert.throws(() => env.exec("true", { cwd: "a\0b" }), TypeError);
+  await assert.rejects(env.exec("true", { timeoutMs: 0 }), TypeError);
+  await assert.rejects(env.exec("true", { cwd: "a\0b" }), TypeError);
 });
 
 test("file content travels through stdin: the command line stays small for a 2 MB write", async () => {

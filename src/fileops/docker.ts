@@ -47,7 +47,7 @@ export class DockerEnvironment implements Environment {
     this.defaultTimeoutMs = options.defaultTimeoutMs ?? 60_000;
   }
 
-  exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
+  async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
     checkExecOptions(options);
     // No shell on our side: argv goes to docker as-is, so only the container's `sh` parses it.
     const args = ["exec", "-i"];

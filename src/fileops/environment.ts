@@ -30,7 +30,7 @@ export interface Environment {
   /**
    * Runs `command` with a POSIX shell (`bash -c`, the SSH user's shell, `sh -c` in a container).
    * Resolves for any exit status; rejects only when the command could not be run at all
-   * (spawn failure, SSH connection failure).
+   * (invalid options, spawn failure, SSH connection failure).
    */
   exec(command: string, options?: ExecOptions): Promise<ExecResult>;
   /** Releases connections or processes held by the environment. Safe to call more than once. */

@@ -96,7 +96,7 @@ export class LocalShellEnvironment implements Environment {
     this.defaultTimeoutMs = options.defaultTimeoutMs ?? 60_000;
   }
 
-  exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
+  async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
     checkExecOptions(options);
     return runProcess(this.shell, ["-c", command], {
       ...options,

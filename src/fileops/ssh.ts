@@ -73,9 +73,9 @@ export class SshEnvironment implements Environment {
     this.limit = pLimit(positive(options.maxConcurrentCommands, "maxConcurrentCommands") ?? 8);
   }
 
-  exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
+  async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
     checkExecOptions(options);
-    if (typeof command !== "string") return Promise.reject(new TypeError("command must be a string"));
+    if (typeof command !== "string") throw new TypeError("command must be a string");
     const line = options.cwd === undefined ? command : `cd -- ${shellQuote(options.cwd)} || exit 1\n${command}`;
     const timeoutMs = options.timeoutMs ?? this.defaultTimeoutMs;
     return this.limit(() => this.run(line, options.stdin, timeoutMs));
