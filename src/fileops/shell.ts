@@ -21,6 +21,17 @@ export interface ShellFileOperationsOptions {
  *   so callers treat this backend exactly like LocalFileOperations.
  * - `kind` is `"shell:<environment kind>"`. There is no file-system watcher on the far side of
  *   a shell, so change tracking must poll these backends (see {@link needsPolling}).
+ *
+ * @example
+ * const ops = new ShellFileOperations(
+ *   new SshEnvironment({
+ *     host: "build-box", username: "agent",
+ *     privateKey: await readFile("/home/me/.ssh/id_ed25519"),
+ *     hostKey: "ssh-ed25519 AAAAC3Nza…",   // the server's /etc/ssh/ssh_host_ed25519_key.pub
+ *   }),
+ * );
+ * const { lines } = await ops.readLines("/srv/app/README.md", { offset: 1, limit: 50, maxLineChars: 2000 });
+ * await ops.close();
  */
 export class ShellFileOperations implements FileOperations {
   readonly kind: string;
