@@ -137,10 +137,22 @@ export class LocalFileOperations implements FileOperations {
         if (bytesRead === 0) break;
         sawAny = true;
         lastByteWasNewline = chunk[bytesRead - 1] === NEWLINE;
+        // A view of the bytes just read: stale bytes of an earlier, longer read are never seen.
+        const view = bytesRead === CHUNK_BYTES ? chunk : chunk.subarray(0, bytesRead);
         let pos = 0;
+        // Lines before the window: only count newlines (the hot loop of a deep offset).
+        while (lineNo < first) {
+          const nl = view.indexOf(NEWLINE, pos);
+          if (nl === -1) {
+            pos = bytesRead;
+            break;
+          }
+          lineNo++;
+          pos = nl + 1;
+        }
         while (pos < bytesRead) {
-          const nl = chunk.indexOf(NEWLINE, pos);
-          const end = nl === -1 || nl >= bytesRead ? bytesRead : nl;
+          const nl = view.indexOf(NEWLINE, pos);
+          const end = nl === -1 ? bytesRead : nl;
           if (lineNo > last) {
             // The window is full and another line starts here: there is more to read.
             return { lines, cutLines, hasMore: true };
