@@ -2,9 +2,10 @@
  * `npm run bench`: runs every `bench/*.bench.ts` module (found at run time) and writes
  * `docs/benchmarks.md`. `--quick` or `BENCH_QUICK=1` uses small sizes. A section that throws is
  * reported in the document and does not stop the others. `--only=name[,name]` runs a subset
- * (module names without `.bench.ts`) and still writes the whole document from those sections.
+ * (module names without `.bench.ts`) and replaces just those sections of an existing document
+ * (each section sits between `<!-- bench:name -->` markers); the header is regenerated.
  */
-import { cpus, totalmem } from "node:os";
+import { cpus, loadavg, totalmem } from "node:os";
 import { readdir, readFile, writeFile, mkdir } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -21,7 +22,7 @@ async function main(): Promise<void> {
   const onlyArg = process.argv.find((a) => a.startsWith("--only="));
   const only = onlyArg ? new Set(onlyArg.slice("--only=".length).split(",")) : undefined;
   const files = (await readdir(benchDir)).filter((f) => f.endsWith(".bench.ts")).sort();
-  const sections: string[] = [];
+  const sections = new Map<string, string>();
   for (const file of files) {
     const name = file.slice(0, -".bench.ts".length);
     if (only && !only.has(name)) continue;
@@ -30,20 +31,37 @@ async function main(): Promise<void> {
     try {
       const mod = (await import(pathToFileURL(path.join(benchDir, file)).href)) as Partial<BenchModule>;
       if (typeof mod.run !== "function") throw new Error(`${file} does not export run({ quick })`);
-      sections.push((await mod.run({ quick })).trim());
+      sections.set(name, (await mod.run({ quick })).trim());
     } catch (err) {
       const detail = err instanceof Error ? (err.stack ?? err.message) : String(err);
-      sections.push(`## ${name}\n\n**This section failed:**\n\n\`\`\`\n${detail}\n\`\`\``);
+      sections.set(name, `## ${name}\n\n**This section failed:**\n\n\`\`\`\n${detail}\n\`\`\``);
     }
     process.stderr.write(`bench ${name} done in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
   }
-  const doc = [await header(quick), ...sections].join("\n\n") + "\n";
+  const previous = only ? await previousSections() : new Map<string, string>();
+  const names = [...new Set([...previous.keys(), ...sections.keys()])].sort();
+  const body = names.map((n) => `<!-- bench:${n} -->\n${sections.get(n) ?? previous.get(n)}\n<!-- /bench:${n} -->`);
+  const partial = only && names.length > sections.size ? [...sections.keys()] : undefined;
+  const doc = [await header(quick, partial), ...body].join("\n\n") + "\n";
   await mkdir(path.dirname(docPath), { recursive: true });
   await writeFile(docPath, doc);
   process.stderr.write(`wrote ${path.relative(process.cwd(), docPath)}\n`);
 }
 
-async function header(quick: boolean): Promise<string> {
+/** Sections of the current document, by bench name (empty when there is none). */
+async function previousSections(): Promise<Map<string, string>> {
+  const found = new Map<string, string>();
+  let doc: string;
+  try {
+    doc = await readFile(docPath, "utf8");
+  } catch {
+    return found;
+  }
+  for (const m of doc.matchAll(/<!-- bench:([\w.-]+) -->\n([\s\S]*?)\n<!-- \/bench:\1 -->/g)) found.set(m[1]!, m[2]!);
+  return found;
+}
+
+async function header(quick: boolean, partial: string[] | undefined): Promise<string> {
   const model = (await cpuModel()) ?? cpus()[0]?.model ?? "unknown CPU";
   const gib = (totalmem() / 1024 ** 3).toFixed(1);
   return [
@@ -53,9 +71,11 @@ async function header(quick: boolean): Promise<string> {
     "with its anchor measured in the same run. Do not edit by hand.",
     "",
     `- Machine: ${model}, ${cpus().length} cores, ${gib} GiB RAM, ${process.platform} ${process.arch}`,
+    `- Load average at start (1/5/15 min): ${loadavg().map((l) => l.toFixed(1)).join(" / ")} — other work on the machine inflates times`,
     `- Node ${process.version}`,
     `- Date: ${new Date().toISOString()}`,
     `- Mode: ${quick ? "quick (small sizes; figures not comparable to the targets)" : "full"}`,
+    ...(partial ? [`- This pass re-ran only: ${partial.join(", ")}; the other sections are kept from an earlier run`] : []),
   ].join("\n");
 }
 

@@ -285,91 +285,71 @@ const SEPARATORS = ["\\\\", "\\/", "\\", "/"];
 
 interface Spelling {
   text: string;
-  /** Where the needle sits in `text`. */
-  offset: number;
+  /** What `indexOf` looks for: `text`, or `text` without its drive letter. */
+  search: string;
   /** Set for `C:`-style paths, whose drive letter matches in either case (upper, lower). */
   drive: [string, string] | undefined;
-  /** Offset of a separator next to the needle, and its character code, checked first. */
-  probe: number;
-  probeCode: number;
 }
 
 /**
- * The regex of {@link Workspace.rewrite}, as a hand-written scan: `indexOf` finds a needle (the
- * longest path segment found exactly once in every spelling of the directory), then each spelling
- * is compared around it, with the regex's boundary rules, separator order and replacements. It
- * avoids the regex's per-position lookbehind and per-match callback (several times faster on
- * path-dense output, and a long needle makes path-free text nearly free). Because a match holds
- * the needle exactly once, trying the needle's occurrences in order and, at each, the spellings
- * by start position, finds the regex's leftmost matches. `build` returns null when no segment
- * qualifies; the regex is used then.
+ * The regex of {@link Workspace.rewrite}, as a hand-written scan: `indexOf` finds each spelling
+ * of the directory (natively, much faster than the regex's per-position lookbehind), the
+ * earliest occurrence of any spelling is tried first (longest spelling first at equal starts,
+ * the regex's alternation order), with the regex's boundary rules, separator order and
+ * replacements, and the scan resumes after each match as the regex does. No per-match callback.
  */
 class LiteralPathScanner {
-  private constructor(
-    private readonly needle: string,
-    private readonly spellings: readonly Spelling[],
-  ) {}
+  private constructor(private readonly spellings: readonly Spelling[]) {}
 
+  /** `bases` in the regex's alternation order (longest first). */
   static build(bases: readonly string[]): LiteralPathScanner | null {
-    if (bases.length === 0) return null;
-    const segments = [...new Set(bases[0]!.split(/[\\/]+/))]
-      .filter((seg) => seg !== "" && !seg.includes(":"))
-      .sort((a, b) => b.length - a.length);
-    const needle = segments.find((seg) =>
-      bases.every((b) => {
-        const at = b.indexOf(seg);
-        return at !== -1 && b.indexOf(seg, at + 1) === -1;
+    if (bases.length === 0 || bases.some((b) => b.length < 2)) return null;
+    return new LiteralPathScanner(
+      bases.map((text): Spelling => {
+        const drive = /^[A-Za-z]:/.test(text) ? text[0]! : undefined;
+        return {
+          text,
+          search: drive ? text.slice(1) : text,
+          drive: drive ? [drive.toUpperCase(), drive.toLowerCase()] : undefined,
+        };
       }),
     );
-    if (needle === undefined) return null;
-    const spellings = bases
-      .map((text): Spelling => {
-        const drive = /^[A-Za-z]:/.test(text) ? text[0]! : undefined;
-        const cases: [string, string] | undefined = drive ? [drive.toUpperCase(), drive.toLowerCase()] : undefined;
-        const offset = text.indexOf(needle);
-        const probe = offset > 0 ? offset - 1 : offset;
-        return { text, offset, drive: cases, probe, probeCode: text.charCodeAt(probe) };
-      })
-      // Earliest start first; for equal starts keep the regex's order (longest first).
-      .sort((a, b) => b.offset - a.offset);
-    return new LiteralPathScanner(needle, spellings);
   }
 
   rewrite(text: string): string {
-    const needle = this.needle;
     const spellings = this.spellings;
-    // Pass 1 finds the matches: a flat list of (start, spelling index, tail code).
+    const n = spellings.length;
+    // Next occurrence (start) of each spelling at or after the scan position; -1: none left.
+    const next = new Int32Array(n);
+    for (let s = 0; s < n; s++) next[s] = findSpelling(text, spellings[s]!, 0);
+    // The matches, flat: start, spelling index, tail code.
     let found = new Int32Array(3 * 64);
     let count = 0;
     // Spelling/separator pairs seen at a place that was turned down (boundary or tail failed).
     const refused = new Set<number>();
-    let last = 0;
-    let i = text.indexOf(needle);
-    while (i !== -1) {
-      let next = i + 1;
-      for (let s = 0; s < spellings.length; s++) {
-        const sp = spellings[s]!;
-        const start = i - sp.offset;
-        if (start < last || !spelledAt(text, sp, start)) continue;
-        const end = start + sp.text.length;
-        const tail = start > 0 && isPathWordChar(text.charCodeAt(start - 1)) ? -1 : matchTail(text, end);
-        if (tail < 0) {
-          for (let k = 0; k < SEPARATORS.length; k++) if (text.startsWith(SEPARATORS[k]!, end)) refused.add(s * 8 + k);
-          continue;
-        }
-        if (count + 3 > found.length) {
-          const grown = new Int32Array(found.length * 2);
-          grown.set(found);
-          found = grown;
-        }
-        found[count++] = start;
-        found[count++] = s;
-        found[count++] = tail;
-        last = end + tailConsumed(tail);
-        next = last;
-        break;
+    for (;;) {
+      let best = -1;
+      for (let s = 0; s < n; s++) if (next[s] !== -1 && (best === -1 || next[s]! < next[best]!)) best = s;
+      if (best === -1) break;
+      const sp = spellings[best]!;
+      const start = next[best]!;
+      const end = start + sp.text.length;
+      const tail = start > 0 && isPathWordChar(text.charCodeAt(start - 1)) ? -1 : matchTail(text, end);
+      if (tail < 0) {
+        for (let k = 0; k < SEPARATORS.length; k++) if (text.startsWith(SEPARATORS[k]!, end)) refused.add(best * 8 + k);
+        next[best] = findSpelling(text, sp, start + 1);
+        continue;
       }
-      i = text.indexOf(needle, next);
+      if (count + 3 > found.length) {
+        const grown = new Int32Array(found.length * 2);
+        grown.set(found);
+        found = grown;
+      }
+      found[count++] = start;
+      found[count++] = best;
+      found[count++] = tail;
+      const resume = end + tailConsumed(tail);
+      for (let s = 0; s < n; s++) if (next[s] !== -1 && next[s]! < resume) next[s] = findSpelling(text, spellings[s]!, resume);
     }
     if (count === 0) return text;
     found = found.subarray(0, count);
@@ -406,20 +386,16 @@ class LiteralPathScanner {
   }
 }
 
-function spelledAt(text: string, sp: Spelling, start: number): boolean {
-  // Cheap rejection first: spellings differ in their separators, and most places are not paths.
-  if (text.charCodeAt(start + sp.probe) !== sp.probeCode) return false;
-  // Compared by character code: String.prototype.startsWith with a position measured ~0.3 µs a
-  // call here, more than everything else per match together.
-  const t = sp.text;
-  let k = 0;
-  if (sp.drive) {
-    const c = text[start];
-    if (c !== sp.drive[0] && c !== sp.drive[1]) return false;
-    k = 1;
+/** Start of the first occurrence of `sp` at or after `from`, or -1. */
+function findSpelling(text: string, sp: Spelling, from: number): number {
+  if (!sp.drive) return text.indexOf(sp.text, from);
+  let q = text.indexOf(sp.search, from + 1);
+  while (q !== -1) {
+    const c = text[q - 1];
+    if (c === sp.drive[0] || c === sp.drive[1]) return q - 1;
+    q = text.indexOf(sp.search, q + 1);
   }
-  for (; k < t.length; k++) if (text.charCodeAt(start + k) !== t.charCodeAt(k)) return false;
-  return true;
+  return -1;
 }
 
 /**
