@@ -57,6 +57,9 @@ export interface FileGuardsOptions {
 
 const DEFAULT_MAX_ENTRIES = 256;
 
+/** File tools without a probe whose arguments still get the schema check with guiding errors. */
+const ARGUMENT_CHECKED_TOOLS = new Set(["search_files"]);
+
 let seqCounter = 0;
 /** Monotonic across a process and roughly ordered across processes (time-based). */
 function nextSeq(): number {
@@ -227,12 +230,16 @@ export function createFileGuardsStep(options: FileGuardsOptions = {}): FileGuard
     const probe = fileToolProbe(request.tool);
     const loopBefore = state._toolLoop ?? null;
 
-    if (!probe) {
+    if (!probe && !ARGUMENT_CHECKED_TOOLS.has(request.toolCall.name)) {
       const result = await handler(request);
       return loopBefore ? withUpdate(result, { _toolLoop: null }) : result;
     }
     const badArgs = argumentErrors(request.tool, request.toolCall.name, request.toolCall.args);
     if (badArgs) return withUpdate(errorMessage(request, { error: badArgs }), loopBefore ? { _toolLoop: null } : {});
+    if (!probe) {
+      const result = await handler(request);
+      return loopBefore ? withUpdate(result, { _toolLoop: null }) : result;
+    }
     try {
       return probe.kind === "read" ? await guardedRead(request, handler, probe, state, loopBefore) : await guardedWrite(request, handler, probe, state);
     } catch (err) {

@@ -244,6 +244,8 @@ describe("wrong argument types for every tool (real agent run)", () => {
     { name: "patch", args: { path: "a.txt", old_string: "a", new_string: "b", replace_all: "yes" }, id: "b6" },
     { name: "patch", args: { mode: "diff" }, id: "b7" },
     { name: "patch", args: { path: "a.txt", new_string: "b" }, id: "b8" },
+    { name: "search_files", args: { pattern: 5 }, id: "b9" },
+    { name: "search_files", args: { pattern: "a", limit: "many" }, id: "b10" },
   ];
   for (const withGuards of [true, false]) {
     it(`${withGuards ? "with" : "without"} the guards middleware: error ToolMessages, the run continues`, async () => {
@@ -257,6 +259,7 @@ describe("wrong argument types for every tool (real agent run)", () => {
         assert.match(r.get("b4")!.body.error, /missing required field "content"/);
         assert.match(r.get("b1")!.body.error, /"path": .*expected string/);
         assert.match(r.get("b8")!.body.error, /Missing "old_string"/);
+        assert.match(r.get("b10")!.body.error, /Invalid arguments for search_files: "limit"/);
       }
       assert.equal(await readFile(path.join(t.dir, "a.txt"), "utf8"), "a\n");
       assert.equal(out.messages.at(-1)!.content, "done");

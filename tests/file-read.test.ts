@@ -181,6 +181,8 @@ describe("read_file devices, FIFOs and /proc in open mode (never hang)", () => {
     await symlink("/proc/self/environ", path.join(ws, "env-link.txt"));
     await symlink("/dev/zero", path.join(ws, "zero-link.txt"));
     assert.match((await read({ path: "env-link.txt" }, open_)).error, /device or process file/);
+    const climb = "../".repeat(ws.split("/").length) + "proc/self/environ";
+    assert.match((await read({ path: climb }, open_)).error, /device or process file/);
     assert.ok((await read({ path: "zero-link.txt" }, open_)).error);
   });
   it("open mode reads outside the workspace, expands ~, and keeps the credential list", async () => {

@@ -155,11 +155,12 @@ export async function guardRegularFile(ops: FileOperations, target: FileTarget):
   }
   const reason = nonRegularFileReason(target.display, s);
   if (reason) throw new FileToolError(reason);
-  // Open mode: a symlink may point at a device (`./x -> /proc/self/environ`); refuse by real path too.
+  // Open mode: `../../proc/self/environ` or a symlink to it is a regular file by stat; refuse it
+  // by its resolved and its real path too.
   const real = await ops.realpath(target.systemPath).catch(() => target.systemPath);
-  if (real !== target.systemPath) {
-    const deviceReason = devicePathReason(real);
-    if (deviceReason) throw new FileToolError(`"${target.display}" leads to a device or process file. ${deviceReason.replace(real, "it")}`);
+  for (const candidate of new Set([target.systemPath, real])) {
+    const deviceReason = devicePathReason(candidate);
+    if (deviceReason) throw new FileToolError(`"${target.display}" leads to a device or process file. ${deviceReason.replace(`"${candidate}"`, "It")}`);
   }
   return s;
 }
