@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { appendFile, mkdir, mkdtemp, rename, rm, writeFile } from "node:fs/promises";
+import { appendFile, mkdir, mkdtemp, rename, rm, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -53,6 +53,8 @@ async function freshDir(name: string): Promise<string> {
   await mkdir(path.join(dir, "sub"), { recursive: true });
   await writeFile(path.join(dir, "a.txt"), "a");
   await writeFile(path.join(dir, "sub", "b.txt"), "b");
+  // chokidar reports pre-existing symlinks as new unless the tracker ignores pre-ready events.
+  await symlink("a.txt", path.join(dir, "link-to-a"));
   return dir;
 }
 
