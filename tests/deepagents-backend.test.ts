@@ -9,6 +9,8 @@ import { fakeModel } from "@langchain/core/testing";
 import { MemorySaver } from "@langchain/langgraph";
 import { createDeepAgent } from "deepagents";
 import { WorkbenchBackend } from "../src/deepagents/backend.js";
+import { LocalShellEnvironment } from "../src/fileops/localShell.js";
+import { ShellFileOperations } from "../src/fileops/shell.js";
 
 const SECRET = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789";
 let root = "";
@@ -135,4 +137,30 @@ test("read pagination follows deepagents' 0-based offset and reports the next of
   assert.deepEqual([page.startLine, page.endLine, page.totalLines, page.nextOffset], [11, 15, 30, 15]);
   const past = await backend.read("/long.txt", 99, 5);
   assert.match(past.error ?? "", /past the end .*30 lines/);
+});
+
+test("over shell file operations (the SSH/Docker path) glob and grep walk through the FileOperations contract", async () => {
+  const dir = path.join(root, "t-shell");
+  await mkdir(path.join(dir, "lib"), { recursive: true });
+  await writeFile(path.join(dir, "lib", "a.ts"), `const key = "${SECRET}";\nexport const needle = 1;\n`);
+  await writeFile(path.join(dir, ".env"), "needle=1\n");
+  await writeFile(path.join(dir, "b.md"), "no match\n");
+  const fileOps = new ShellFileOperations(new LocalShellEnvironment());
+  assert.notEqual(fileOps.kind, "local");
+  const backend = new WorkbenchBackend({ rootDir: root, threadId: "t-shell", fileOps });
+  const glob = await backend.glob("**/*.ts");
+  assert.deepEqual(glob.files?.map((f) => f.path), ["/lib/a.ts"]);
+  const grep = await backend.grep("needle", "/");
+  assert.deepEqual(grep.matches, [{ path: "/lib/a.ts", line: 2, text: "export const needle = 1;" }]);
+  const secret = await backend.grep("key", "/lib");
+  assert.ok(!JSON.stringify(secret).includes(SECRET), "redacted over the shell backend too");
+  const onlyEnv = await backend.grep("needle=1", "/");
+  assert.match(onlyEnv.error ?? "", /credential file/);
+
+  // The local path (search engine) gives the same answers.
+  const local = new WorkbenchBackend({ rootDir: root, threadId: "t-shell" });
+  assert.deepEqual((await local.grep("needle", "/")).matches, grep.matches);
+  assert.deepEqual((await local.glob("**/*.ts")).files?.map((f) => f.path), ["/lib/a.ts"]);
+  assert.match((await local.grep("needle=1", "/")).error ?? "", /credential file/);
+  assert.ok(!JSON.stringify(await local.grep("key", "/lib")).includes(SECRET));
 });

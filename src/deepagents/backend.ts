@@ -6,7 +6,9 @@
  *
  * Types come from `deepagents` as type-only imports: the package stays an optional peer.
  */
+import path from "node:path";
 import { getConfig } from "@langchain/langgraph";
+import pLimit from "p-limit";
 import type {
   BackendProtocolV2,
   BackendRuntime,
@@ -26,6 +28,9 @@ import { credentialPathReason, type CredentialPattern } from "../guards/credenti
 import { devicePathReason, nonRegularFileReason } from "../guards/devices.js";
 import { containsRedactionMarker, redactSecrets } from "../guards/redact.js";
 import { LocalFileOperations } from "../fileops/local.js";
+import { runJsSearch } from "../search/fallback.js";
+import { detectRipgrep, runRipgrep } from "../search/ripgrep.js";
+import type { SearchOutcome, SearchRequest } from "../search/types.js";
 import { withPathLock } from "../fileops/lock.js";
 import type { FileOperations } from "../fileops/types.js";
 import { resolveRootDir, Workspace, WorkspacePathError } from "../workspace.js";
@@ -94,6 +99,8 @@ export class WorkbenchBackend implements BackendProtocolV2 {
   private readonly maxWalkFiles: number;
   private readonly maxGrepFileBytes: number;
   private readonly skipDirs: ReadonlySet<string>;
+  /** Bounds concurrent stat calls (glob metadata). */
+  private readonly io = pLimit(32);
 
   constructor(options: WorkbenchBackendOptions = {}) {
     if (typeof options !== "object" || options === null) throw new TypeError("WorkbenchBackend: options must be an object");
@@ -277,61 +284,41 @@ export class WorkbenchBackend implements BackendProtocolV2 {
     return this.guarded(basePath || "/", async (t) => {
       if (typeof pattern !== "string" || pattern.trim() === "") return { error: "pattern must be a non-empty glob such as '**/*.md'." };
       const matches = globMatcher(pattern);
-      const files: FileInfo[] = [];
-      const truncated = await this.walk(t.system, async (system, rel) => {
-        if (!matches(rel)) return;
-        const s = await this.ops.stat(system).catch(() => null);
-        files.push({ path: this.shownPath(t.ws, system), is_dir: false, size: s?.size, modified_at: s ? new Date(s.mtimeMs).toISOString() : undefined });
-      });
+      const listed = await this.listFiles(t);
+      const hits = listed.files.filter((f) => matches(f.rel));
+      const stats = await Promise.all(hits.map((f) => this.io(() => this.ops.stat(f.system).catch(() => null))));
+      const files: FileInfo[] = hits.map((f, i) => ({
+        path: this.shownPath(t.ws, f.system),
+        is_dir: false,
+        size: stats[i]?.size,
+        modified_at: stats[i] ? new Date(stats[i]!.mtimeMs).toISOString() : undefined,
+      }));
       files.sort((a, b) => a.path.localeCompare(b.path));
-      return truncated ? { files, truncated } : { files };
+      return listed.truncated ? { files, truncated: true } : { files };
     });
   }
 
   /**
    * Literal-text search. Skips credential files (and says so when that leaves no match), binary
    * files (extension or content) and files over `maxGrepFileBytes`; redacts matched lines.
+   * Local workspaces use the package's search engine (ripgrep, else its JS walker).
    */
   async grep(pattern: string, basePath?: string | null, glob?: string | null, maxCount?: number | null): Promise<GrepResult> {
     return this.guarded(basePath || "/", async (t) => {
       if (typeof pattern !== "string" || pattern === "") return { error: "pattern must be non-empty literal text to search for." };
-      const include = glob ? globMatcher(glob, true) : () => true;
-      const cap = maxCount && maxCount > 0 ? Math.floor(maxCount) : Number.POSITIVE_INFINITY;
-      const matches: GrepMatch[] = [];
-      let skippedCredentials = 0;
-      const visit = async (system: string, rel: string): Promise<boolean | void> => {
-        if (!include(rel)) return;
-        if (credentialPathReason(rel, this.credentialPatterns)) {
-          skippedCredentials++;
-          return;
-        }
-        if (hasBinaryExtension(rel)) return;
-        const s = await this.ops.stat(system).catch(() => null);
-        if (!s || s.type !== "file" || s.size > this.maxGrepFileBytes) return;
-        if (sniffBinary(await this.ops.readBytes(system, 0, SNIFF_BYTES))) return;
-        const text = await this.ops.readText(system);
-        if (!text.includes(pattern)) return;
-        const lines = text.split(/\r?\n/);
-        for (let i = 0; i < lines.length; i++) {
-          if (!lines[i]!.includes(pattern)) continue;
-          const line = lines[i]!.length > this.maxLineChars ? `${lines[i]!.slice(0, this.maxLineChars)}... [truncated]` : lines[i]!;
-          matches.push({ path: this.shownPath(t.ws, system), line: i + 1, text: this.redact ? redactSecrets(line) : line });
-          if (matches.length >= cap) return true;
-        }
-      };
       const s = await this.ops.stat(t.system);
       if (!s) return { error: `Path '${t.shown}' not found. Use "/" to search the whole workspace.` };
-      let truncated: boolean;
-      if (s.type === "file") {
-        truncated = (await visit(t.system, t.ws.toAgentPath(t.system))) === true;
-      } else {
-        truncated = await this.walk(t.system, visit);
-      }
+      const cap = maxCount && maxCount > 0 ? Math.min(Math.floor(maxCount), MAX_GREP_MATCHES) : MAX_GREP_MATCHES;
+      const found = this.ops.kind === "local" ? await this.grepWithEngine(t, pattern, glob ?? undefined, cap) : await this.grepByWalking(t, s.type === "file", pattern, glob ?? undefined, cap);
+      const matches = found.matches.slice(0, cap).map((m) => {
+        const line = m.text.length > this.maxLineChars ? `${m.text.slice(0, this.maxLineChars)}... [truncated]` : m.text;
+        return { path: this.shownPath(t.ws, m.path), line: m.line, text: this.redact ? redactSecrets(line) : line };
+      });
       const result: GrepResult = { matches };
-      if (truncated || matches.length >= cap) result.truncated = true;
-      if (skippedCredentials > 0 && matches.length === 0) {
+      if (found.truncated || found.matches.length > cap) result.truncated = true;
+      if (found.skippedCredentials > 0 && matches.length === 0) {
         // deepagents prints only the matches; say why a credential file did not show up.
-        result.error = `No matches outside protected files; ${skippedCredentials} credential file(s) (.env, keys, tokens) are never searched.`;
+        result.error = `No matches outside protected files; ${found.skippedCredentials} credential file(s) (.env, keys, tokens) are never searched.`;
       }
       return result;
     });
@@ -397,6 +384,92 @@ export class WorkbenchBackend implements BackendProtocolV2 {
     return `File '${t.shown}' not found.${similar.length ? ` Similar: ${similar.join(", ")}.` : ""} Use ls or glob to find the right path.`;
   }
 
+  /** Files under the target (the target itself when it is a file), paths relative to it. */
+  private async listFiles(t: Target): Promise<{ files: { system: string; rel: string }[]; truncated: boolean }> {
+    const files: { system: string; rel: string }[] = [];
+    if (this.ops.kind === "local") {
+      const outcome = await this.searchEngine({
+        target: "files",
+        pattern: "*",
+        mode: "files_only",
+        cwd: t.ws.dir,
+        searchPath: t.system,
+        context: 0,
+        maxRecords: this.maxWalkFiles,
+        timeoutMs: SEARCH_TIMEOUT_MS,
+        maxOutputBytes: 64 * 1024 * 1024,
+      });
+      if (outcome.error) throw new Error(outcome.error);
+      for (const system of outcome.files) files.push({ system, rel: relativeTo(t.system, system) });
+      return { files, truncated: !outcome.complete };
+    }
+    const truncated = await this.walk(t.system, async (system, rel) => {
+      files.push({ system, rel });
+    });
+    return { files, truncated };
+  }
+
+  private async grepWithEngine(t: Target, literal: string, glob: string | undefined, cap: number): Promise<RawGrep> {
+    const outcome = await this.searchEngine({
+      target: "content",
+      pattern: literal.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"),
+      mode: "content",
+      cwd: t.ws.dir,
+      searchPath: t.system,
+      ...(glob ? { fileGlob: glob } : {}),
+      context: 0,
+      // Matches in credential files are dropped afterwards: leave room for them.
+      maxRecords: cap * 2 + 50,
+      timeoutMs: SEARCH_TIMEOUT_MS,
+      maxOutputBytes: 16 * 1024 * 1024,
+    });
+    if (outcome.error) throw new Error(outcome.error);
+    const raw: RawGrep = { matches: [], truncated: !outcome.complete, skippedCredentials: 0 };
+    const skipped = new Set<string>();
+    for (const rec of outcome.lines) {
+      if (!rec.match) continue;
+      if (credentialPathReason(relativeTo(t.ws.dir, rec.path), this.credentialPatterns)) {
+        skipped.add(rec.path);
+        continue;
+      }
+      raw.matches.push({ path: rec.path, line: rec.line, text: rec.text });
+    }
+    raw.skippedCredentials = skipped.size;
+    return raw;
+  }
+
+  /** The grep for remote file operations (SSH, Docker): one file at a time through `ops`. */
+  private async grepByWalking(t: Target, isFile: boolean, literal: string, glob: string | undefined, cap: number): Promise<RawGrep> {
+    const include = glob ? globMatcher(glob, true) : () => true;
+    const raw: RawGrep = { matches: [], truncated: false, skippedCredentials: 0 };
+    const visit = async (system: string, rel: string): Promise<boolean | void> => {
+      if (!include(rel)) return;
+      if (credentialPathReason(relativeTo(t.ws.dir, system), this.credentialPatterns)) {
+        raw.skippedCredentials++;
+        return;
+      }
+      if (hasBinaryExtension(rel)) return;
+      const s = await this.ops.stat(system).catch(() => null);
+      if (!s || s.type !== "file" || s.size > this.maxGrepFileBytes) return;
+      if (sniffBinary(await this.ops.readBytes(system, 0, SNIFF_BYTES))) return;
+      const text = await this.ops.readText(system);
+      if (!text.includes(literal)) return;
+      const lines = text.split(/\r?\n/);
+      for (let i = 0; i < lines.length; i++) {
+        if (!lines[i]!.includes(literal)) continue;
+        raw.matches.push({ path: system, line: i + 1, text: lines[i]! });
+        if (raw.matches.length > cap) return true;
+      }
+    };
+    raw.truncated = isFile ? (await visit(t.system, relativeTo(t.ws.dir, t.system))) === true : await this.walk(t.system, visit);
+    return raw;
+  }
+
+  private async searchEngine(req: SearchRequest): Promise<SearchOutcome> {
+    const rg = await detectRipgrep();
+    return rg ? runRipgrep(req, rg) : runJsSearch(req);
+  }
+
   /**
    * Walks `dir` breadth-first, calling `visit(systemPath, relToDir)` for each regular file or
    * symlink (never followed into directories). Unreadable directories are skipped, not fatal.
@@ -435,6 +508,22 @@ export class WorkbenchBackend implements BackendProtocolV2 {
     if (rel === system) return ws.rewrite(system);
     return rel === "." ? "/" : `/${rel.replace(/\\/g, "/")}`;
   }
+}
+
+/** Matches a grep returns before saying it was truncated (deepagents prints every match). */
+const MAX_GREP_MATCHES = 1_000;
+const SEARCH_TIMEOUT_MS = 30_000;
+
+interface RawGrep {
+  /** `path` is a system path; `text` is the raw line. */
+  matches: GrepMatch[];
+  truncated: boolean;
+  skippedCredentials: number;
+}
+
+function relativeTo(base: string, system: string): string {
+  const rel = path.relative(base, system).split(path.sep).join("/");
+  return rel === "" ? path.basename(system) : rel;
 }
 
 function joinSystem(dir: string, name: string): string {
