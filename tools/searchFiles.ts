@@ -6,6 +6,7 @@
  */
 import { tool } from "@langchain/core/tools";
 import { stat } from "node:fs/promises";
+import path from "node:path";
 import { z } from "zod";
 import { isCredentialPath } from "../src/guards/credentials.js";
 import { redactSecrets } from "../src/guards/redact.js";
@@ -151,8 +152,10 @@ export function createSearchFilesTool(options: SearchFilesToolOptions = {}) {
       const head = { pattern: args.pattern, target, path: display, ...(target === "content" ? { output_mode: mode } : {}), engine: outcome.engine };
       if (outcome.error) return { payload: { ...head, error: resolved.ws.rewrite(outcome.error) }, isError: true };
       const wsRef = resolved.ws;
+      const inside = `${wsRef.dir}${path.sep}`;
       const shaped = shapeResults(outcome, target, mode, {
-        display: (p) => wsRef.toAgentPath(p),
+        // The common case without path.relative: engines report paths under the workspace dir.
+        display: (p) => (path.sep === "/" && p.startsWith(inside) ? p.slice(inside.length) : wsRef.toAgentPath(p)),
         isHidden: (p) => isCredentialPath(p, fileOpts.credentialPatterns),
         redact: fileOpts.redactSecrets ? redactSecrets : (t) => t,
         maxLineChars: limits.maxLineChars,

@@ -168,6 +168,11 @@ function pathFilter(req: SearchRequest): (file: string) => boolean {
 }
 
 function absolute(cwd: string, p: string): string {
+  // Fast path for ripgrep's usual output (normalised, relative to cwd): 100k results add up.
+  if (path.sep === "/" && !p.startsWith("/") && !p.startsWith("../") && !p.includes("/../") && !p.includes("/./")) {
+    const rel = p.startsWith("./") ? p.slice(2) : p;
+    return rel === "" || rel === "." ? cwd : `${cwd}/${rel}`;
+  }
   return path.resolve(cwd, p);
 }
 
