@@ -40,6 +40,13 @@ describe("LocalFileOperations.readLines", () => {
     assert.deepEqual(r.cutLines, [1]);
     assert.equal(r.lines[1], "short");
   });
+  it("never cuts a line inside a surrogate pair", async () => {
+    const p = path.join(dir, "emoji.txt");
+    await writeFile(p, `a${"😀".repeat(10)}\n`);
+    const r = await ops.readLines(p, win(1, 1, 4));
+    assert.equal(r.lines[0], "a😀");
+    assert.deepEqual(r.cutLines, [1]);
+  });
   it("handles lines split across read chunks", async () => {
     const p = path.join(dir, "chunks.txt");
     const lines = Array.from({ length: 3000 }, (_, i) => `${i}:${"x".repeat(i % 500)}`);

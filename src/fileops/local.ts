@@ -120,7 +120,9 @@ export class LocalFileOperations implements FileOperations {
     const finishLine = () => {
       let text = decodeLine(parts.length === 1 ? parts[0]! : Buffer.concat(parts));
       if (cut || text.length > window.maxLineChars) {
-        text = text.slice(0, window.maxLineChars);
+        // Never split a surrogate pair (an emoji cut in half is not valid text).
+        const high = text.charCodeAt(window.maxLineChars - 1);
+        text = text.slice(0, high >= 0xd800 && high <= 0xdbff ? window.maxLineChars - 1 : window.maxLineChars);
         cutLines.push(lineNo);
       }
       lines.push(text);
