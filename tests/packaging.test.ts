@@ -48,9 +48,9 @@ after(async () => {
   if (tmp) await rm(tmp, { recursive: true, force: true });
 });
 
-test("the tarball holds the build and docs, no tests, fixtures or source maps", () => {
+test("the tarball holds the build and docs, no tests, fixtures or source maps", (t) => {
   const paths = packed.files.map((f) => f.path);
-  console.log(`# tarball ${packed.filename}: ${packed.size} bytes packed, ${packed.unpackedSize} unpacked, ${paths.length} files`);
+  t.diagnostic(`tarball ${packed.filename}: ${packed.size} bytes packed, ${packed.unpackedSize} unpacked, ${paths.length} files`);
   for (const required of ["package.json", "dist/index.js", "dist/index.cjs", "dist/index.d.ts", "dist/index.d.cts", "dist/middleware.js", "dist/tools.cjs"]) {
     assert.ok(paths.includes(required), `tarball lacks ${required}`);
   }
