@@ -143,8 +143,11 @@ export function guardDevicePath(rawPath: string): void {
   if (reason) throw new FileToolError(reason);
 }
 
-/** Guard 1b: the file exists and is a regular file (FIFOs, sockets, directories are never opened). */
-export async function guardRegularFile(ops: FileOperations, target: FileTarget): Promise<FileStat> {
+/**
+ * Guard 1b: the file exists and is a regular file (FIFOs, sockets, directories are never
+ * opened). Returns its stat and real path.
+ */
+export async function guardRegularFile(ops: FileOperations, target: FileTarget): Promise<{ stat: FileStat; real: string }> {
   const s = await ops.stat(target.systemPath);
   if (!s) {
     const similar = await similarNames(ops, target);
@@ -162,7 +165,7 @@ export async function guardRegularFile(ops: FileOperations, target: FileTarget):
     const deviceReason = devicePathReason(candidate);
     if (deviceReason) throw new FileToolError(`"${target.display}" leads to a device or process file. ${deviceReason.replace(`"${candidate}"`, "It")}`);
   }
-  return s;
+  return { stat: s, real };
 }
 
 /** Guard 2: binary by extension, then by sniffing the first bytes. */
@@ -174,9 +177,8 @@ export async function guardBinary(ops: FileOperations, target: FileTarget, s: Fi
 }
 
 /** Guard 3: credential and internal files (checked on the path as given and its real path). */
-export async function guardCredentials(ops: FileOperations, target: FileTarget, opts: ResolvedFileToolOptions): Promise<void> {
-  const real = await ops.realpath(target.systemPath).catch(() => target.systemPath);
-  for (const candidate of [target.systemPath, real]) {
+export function guardCredentials(target: FileTarget, real: string, opts: ResolvedFileToolOptions): void {
+  for (const candidate of new Set([target.systemPath, real])) {
     const reason = credentialPathReason(candidate, opts.credentialPatterns);
     if (reason) throw new FileToolError(`"${target.display}" is a protected credential file and is not shown. ${reason}`);
   }
@@ -220,9 +222,9 @@ export async function readFileCore(args: ReadFileArgs, config: unknown, opts: Re
     if (typeof rawPath === "string") guardDevicePath(rawPath);
     target = await resolveFileTarget(rawPath, config, opts);
     const ops = opts.fileOps;
-    const s = await guardRegularFile(ops, target);
+    const { stat: s, real } = await guardRegularFile(ops, target);
     await guardBinary(ops, target, s);
-    await guardCredentials(ops, target, opts);
+    guardCredentials(target, real, opts);
 
     const window = clampWindow(args);
     const base = { path: target.display, file_size: s.size };
