@@ -120,6 +120,19 @@ describe("patch V4A mode", () => {
     assert.equal(await file("b.txt"), "one\ntwo\n");
     await assert.rejects(stat(path.join(ws, "c.txt")));
   });
+  it("a failure while applying restores the files already changed", async () => {
+    await writeFile(path.join(ws, "a.txt"), "alpha\n");
+    await writeFile(path.join(ws, "mv.txt"), "moving\n");
+    await writeFile(path.join(ws, "blocker"), "a file where a directory is needed\n");
+    const r = await patch({
+      mode: "patch",
+      patch: v4a("*** Update File: a.txt\n@@\n-alpha\n+ALPHA\n*** Add File: fresh.txt\n+new\n*** Move File: mv.txt -> blocker/mv.txt"),
+    });
+    assert.match(r.error, /Applying the patch failed and the files already changed were restored/);
+    assert.equal(await file("a.txt"), "alpha\n");
+    await assert.rejects(stat(path.join(ws, "fresh.txt")));
+    assert.equal(await file("mv.txt"), "moving\n");
+  });
   it("ambiguous and missing anchors are errors", async () => {
     await writeFile(path.join(ws, "r.txt"), "x\nsame\nx\nsame\n");
     const ambiguous = await patch({ mode: "patch", patch: v4a("*** Update File: r.txt\n@@\n-same\n+other") });
