@@ -144,19 +144,20 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       const s = await this.ops.stat(t.system);
       if (!s) return { error: `Directory '${t.shown}' not found. Call ls("/") to see the workspace.` };
       if (s.type !== "directory") return { error: `'${t.shown}' is a file, not a directory. Use read_file to read it.` };
-      const entries = await this.ops.readdir(t.system);
-      const files: FileInfo[] = [];
-      for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
-        const child = joinSystem(t.system, e.name);
-        const cs = await this.ops.lstat(child).catch(() => null);
-        const isDir = e.type === "directory";
-        files.push({
-          path: this.shownPath(t.ws, child) + (isDir ? "/" : ""),
-          is_dir: isDir,
-          size: cs && !isDir ? cs.size : 0,
-          modified_at: cs ? new Date(cs.mtimeMs).toISOString() : undefined,
-        });
-      }
+      const entries = (await this.ops.readdir(t.system)).sort((a, b) => a.name.localeCompare(b.name));
+      const files = await Promise.all(
+        entries.map(async (e): Promise<FileInfo> => {
+          const child = joinSystem(t.system, e.name);
+          const cs = await this.io(() => this.ops.lstat(child).catch(() => null));
+          const isDir = e.type === "directory";
+          return {
+            path: this.shownPath(t.ws, child) + (isDir ? "/" : ""),
+            is_dir: isDir,
+            size: cs && !isDir ? cs.size : 0,
+            modified_at: cs ? new Date(cs.mtimeMs).toISOString() : undefined,
+          };
+        }),
+      );
       return { files };
     });
   }
