@@ -52,8 +52,8 @@ export async function run({ quick }: { quick: boolean }): Promise<string> {
     { label: "parallel", vendor: "parallel", options: {} },
     { label: "firecrawl (default concurrency 20)", vendor: "firecrawl", options: {} },
     { label: "firecrawl (concurrency 10)", vendor: "firecrawl", options: { backends: { firecrawl: { concurrency: 10 } } } },
-    { label: "fetch (default concurrency 5)", options: {} },
-    { label: "fetch (concurrency 20)", options: { backends: { fetch: { concurrency: 20 } } } },
+    { label: "fetch (default concurrency 20)", options: {} },
+    { label: "fetch (concurrency 5)", options: { backends: { fetch: { concurrency: 5 } } } },
   ];
   const rows: string[] = [];
   try {

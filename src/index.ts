@@ -27,6 +27,7 @@ export * from "./patch/index.js";
 export * from "./web/safeFetch.js";
 export * from "./web/fetchBackend.js";
 export * from "./web/htmlToMarkdown.js";
+export { HtmlConversionPool, sharedHtmlConversionPool, type HtmlConversionPoolOptions } from "./web/htmlWorkerPool.js";
 export * from "./web/summarize.js";
 export * from "./web/index.js";
 

@@ -1,11 +1,20 @@
 import assert from "node:assert/strict";
-import { readFile } from "node:fs/promises";
+import { execFile } from "node:child_process";
+import { mkdtemp, readFile, rm, symlink } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { after, before, describe, it } from "node:test";
 import { WebsitePolicy } from "../src/guards/policy.js";
 import { createFetchBackend } from "../src/web/fetchBackend.js";
 import { htmlToMarkdown, stripDataImages } from "../src/web/htmlToMarkdown.js";
+import { HtmlConversionPool } from "../src/web/htmlWorkerPool.js";
 import { SafeFetchError, WORKBENCH_VERSION, safeFetch } from "../src/web/safeFetch.js";
 import { ARTICLE_HTML, startSiteServer, type SiteServer } from "./helpers/siteServer.js";
+
+const run = promisify(execFile);
+const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
 let site: SiteServer;
 let other: SiteServer;
@@ -242,4 +251,85 @@ describe("fetch backend: connection pinning", () => {
       else process.env.HTTP_PROXY = saved;
     }
   });
+});
+
+describe("HTML conversion in worker threads", () => {
+  // A page with a split "->" text node: the conversion must merge text nodes as a reparse would.
+  const ARROW_HTML = `<html><head><title>Arrows</title></head><body><article><h1>Arrows</h1><p>${"Readable words here. ".repeat(40)}</p><p>a -&gt; b</p></article></body></html>`;
+
+  it("gives exactly the in-thread result while the event loop keeps turning", async () => {
+    const pool = new HtmlConversionPool({ size: 2, inlineBelowChars: 0 });
+    try {
+      let ticks = 0;
+      const tick = () => {
+        ticks++;
+        timer = setImmediate(tick);
+      };
+      let timer = setImmediate(tick);
+      const pages = await Promise.all([ARTICLE_HTML, ARROW_HTML, "<p>only <b>this</b></p>"].map((html) => pool.convert(html, "http://example.com/")));
+      clearImmediate(timer);
+      assert.ok(pool.threads >= 1, "a worker thread did the conversion");
+      assert.ok(ticks > 0, "the event loop ran while pages were converted");
+      assert.deepEqual(pages, [ARTICLE_HTML, ARROW_HTML, "<p>only <b>this</b></p>"].map((html) => htmlToMarkdown(html, "http://example.com/")));
+      assert.match(pages[1]!.markdown, /a -> b/);
+      const whole = await pool.convert(ARTICLE_HTML, "http://example.com/", { readabilityMaxChars: 100 });
+      assert.deepEqual(whole, htmlToMarkdown(ARTICLE_HTML, "http://example.com/", { readabilityMaxChars: 100 }));
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it("is what the fetch backend converts with, with the same content as in-thread", async () => {
+    const pool = new HtmlConversionPool({ size: 1, inlineBelowChars: 0 });
+    try {
+      const [viaWorker] = await backend({ htmlPool: pool }).extract([site.url("/article")], {});
+      assert.equal(pool.threads, 1);
+      const [inline] = await backend({ htmlPool: new HtmlConversionPool({ inlineBelowChars: 1_000_000 }) }).extract([site.url("/article")], {});
+      assert.equal(viaWorker!.error, null);
+      assert.deepEqual(viaWorker, inline);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it("validates its options", () => {
+    assert.throws(() => new HtmlConversionPool({ size: 0 }), RangeError);
+    assert.throws(() => new HtmlConversionPool({ inlineBelowChars: -1 }), RangeError);
+  });
+});
+
+describe("HTML conversion from the tsup build", () => {
+  let tmp = "";
+  before(async () => {
+    // The project's own bundler and output formats (ESM and CJS, split chunks, tree-shaken), built
+    // into a temp dir that sees the project's node_modules, as an installed package would.
+    tmp = await mkdtemp(path.join(os.tmpdir(), "wb-htmlpool-"));
+    await symlink(path.join(repo, "node_modules"), path.join(tmp, "node_modules"), "dir");
+    const tsup = path.join(repo, "node_modules", "tsup", "dist", "cli-default.js");
+    const args = [tsup, "src/index.ts", "--format", "esm,cjs", "--splitting", "--treeshake", "--target", "node20", "--no-config"];
+    await run(process.execPath, [...args, "--out-dir", path.join(tmp, "dist")], { cwd: repo, timeout: 120_000 });
+  });
+  after(async () => {
+    if (tmp) await rm(tmp, { recursive: true, force: true });
+  });
+
+  const script = (load: string) => `
+    ${load}
+    const html = ${JSON.stringify(ARTICLE_HTML)};
+    const pool = new HtmlConversionPool({ size: 1, inlineBelowChars: 0 });
+    pool.convert(html, "http://example.com/").then(async (page) => {
+      const same = JSON.stringify(page) === JSON.stringify(htmlToMarkdown(html, "http://example.com/"));
+      console.log(JSON.stringify({ same, threads: pool.threads, title: page.title }));
+      await pool.close();
+    });`;
+
+  for (const [format, args] of [
+    ["ESM", ["--input-type=module", "-e", script(`import { HtmlConversionPool, htmlToMarkdown } from "./dist/index.js";`)]],
+    ["CJS", ["-e", script(`const { HtmlConversionPool, htmlToMarkdown } = require("./dist/index.cjs");`)]],
+  ] as const) {
+    it(`runs a worker conversion from dist/ (${format})`, async () => {
+      const { stdout } = await run(process.execPath, [...args], { cwd: tmp, timeout: 60_000 });
+      assert.deepEqual(JSON.parse(stdout.trim()), { same: true, threads: 1, title: "Guarded Fetching" });
+    });
+  }
 });

@@ -189,17 +189,56 @@ describe("summarizeContent: failures never lose the page", () => {
 });
 
 describe("summarizerFromEnv", () => {
-  it("is undefined without WORKBENCH_SUMMARY_MODEL", () => {
-    assert.equal(summarizerFromEnv({}), undefined);
+  it("is undefined without WORKBENCH_SUMMARY_MODEL", async () => {
+    assert.equal(await summarizerFromEnv({}), undefined);
   });
 
-  it("builds a ChatOpenAI from the OpenAI settings", () => {
-    const model = summarizerFromEnv({
+  it("builds a ChatOpenAI from the OpenAI settings", async () => {
+    const model = await summarizerFromEnv({
       WORKBENCH_SUMMARY_MODEL: "gpt-4o-mini",
       OPENAI_API_KEY: "sk-test",
       OPENAI_BASE_URL: "http://127.0.0.1:9/v1",
     });
     assert.ok(model instanceof ChatOpenAI);
     assert.equal(model.model, "gpt-4o-mini");
+  });
+});
+
+describe("importing the package root", () => {
+  it("loads neither @langchain/openai nor the HTML and HTTP libraries of the web tools", async () => {
+    // A resolve hook refuses the heavy modules, so any eager import of them fails the import of
+    // src/index.ts; require.cache covers CommonJS loads the hook cannot see. The summariser is
+    // then built on purpose, which must hit the hook: proof that the hook really is in place.
+    const heavy = ["@langchain/openai", "linkedom", "@mozilla/readability", "turndown", "undici"];
+    const hooks =
+      `export async function resolve(specifier, context, next) {` +
+      `  if (${JSON.stringify(heavy)}.some((name) => specifier === name || specifier.startsWith(name + "/")))` +
+      `    throw new Error("BLOCKED " + specifier);` +
+      `  return next(specifier, context);` +
+      `}`;
+    const register =
+      `import { register } from "node:module";` +
+      `register("data:text/javascript," + encodeURIComponent(${JSON.stringify(hooks)}), import.meta.url);`;
+    const child = `
+      const { createRequire } = await import("node:module");
+      const root = await import(${JSON.stringify(new URL("../src/index.ts", import.meta.url).href)});
+      const cached = Object.keys(createRequire(import.meta.url).cache).filter((file) =>
+        ${JSON.stringify(heavy)}.some((name) => file.includes("/node_modules/" + name + "/")));
+      let built = "not attempted";
+      try { await root.summarizerFromEnv({ WORKBENCH_SUMMARY_MODEL: "gpt-4o-mini" }); built = "built"; }
+      catch (error) { built = String(error.message).split("\\n")[0]; }
+      console.log(JSON.stringify({ cached, built }));`;
+    const { execFile } = await import("node:child_process");
+    const output = await new Promise<string>((resolve, reject) =>
+      execFile(
+        process.execPath,
+        ["--import", "tsx", "--import", `data:text/javascript,${encodeURIComponent(register)}`, "--input-type=module", "-e", child],
+        { cwd: new URL("..", import.meta.url).pathname, timeout: 60_000 },
+        (error, stdout, stderr) => (error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout)),
+      ),
+    );
+    const result = JSON.parse(output.trim().split("\n").pop()!) as { cached: string[]; built: string };
+    assert.deepEqual(result.cached, []);
+    assert.match(result.built, /BLOCKED @langchain\/openai/);
   });
 });

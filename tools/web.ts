@@ -179,11 +179,11 @@ export function createWebTools(options: WebToolsOptions = {}): StructuredTool[] 
   const build = (name: WebBackendName) => buildBackend(name, config, env, { urlSafety, policy });
   const searchSlot = new BackendSlot("search", options.searchBackend, build, env);
   const extractSlot = new BackendSlot("extract", options.extractBackend, build, env);
-  // The summariser module pulls in @langchain/openai (seconds to import): load it on first use.
+  // A summariser from the environment pulls in @langchain/openai (seconds to import): build it on first use.
   let summarizer: Promise<Summarizer> | undefined;
   const loadSummarizer = () =>
-    (summarizer ??= import("../src/web/summarize.js").then((m) => ({
-      model: options.summarizer === false ? undefined : (options.summarizer ?? m.summarizerFromEnv(env)),
+    (summarizer ??= import("../src/web/summarize.js").then(async (m) => ({
+      model: options.summarizer === false ? undefined : (options.summarizer ?? (await m.summarizerFromEnv(env))),
       summarize: m.summarizeContent,
     })));
   const debug = createWebDebugLog(options.debug ?? {}, env, secrets);

@@ -1,7 +1,8 @@
 import pLimit from "p-limit";
 import type { WebsitePolicy } from "../guards/policy.js";
 import type { UrlSafetyOptions } from "../guards/url.js";
-import { htmlToMarkdown, stripDataImages } from "./htmlToMarkdown.js";
+import { stripDataImages } from "./htmlToMarkdown.js";
+import { sharedHtmlConversionPool, type HtmlConversionPool } from "./htmlWorkerPool.js";
 import {
   DEFAULT_FETCH_MAX_BYTES,
   DEFAULT_FETCH_MAX_REDIRECTS,
@@ -27,11 +28,22 @@ export interface FetchBackendOptions {
   urlSafety?: UrlSafetyOptions;
   /** Website policy re-checked on every redirect hop (the caller checks the first URL too). */
   policy?: WebsitePolicy;
-  /** URLs fetched at once. Default 5. */
+  /**
+   * URLs fetched at once. Default 20: the work per URL is mostly waiting on the network, and
+   * HTML conversion runs in the worker pool, bounded by its own size.
+   */
   concurrency?: number;
+  /**
+   * Where HTML is converted to Markdown. Default: a process-wide pool of worker threads, so big
+   * pages never block the event loop.
+   */
+  htmlPool?: HtmlConversionPool;
 }
 
 const HTML_TYPES = ["text/html", "application/xhtml+xml"];
+
+/** Default of {@link FetchBackendOptions.concurrency}. */
+export const DEFAULT_FETCH_CONCURRENCY = 20;
 
 /**
  * The keyless extraction backend: a guarded GET per URL (see `safeFetch`), HTML turned into
@@ -39,7 +51,7 @@ const HTML_TYPES = ["text/html", "application/xhtml+xml"];
  * search. Each URL is independent: a failure fills that result's `error` only.
  */
 export function createFetchBackend(options: FetchBackendOptions = {}): WebBackend {
-  const concurrency = options.concurrency ?? 5;
+  const concurrency = options.concurrency ?? DEFAULT_FETCH_CONCURRENCY;
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new RangeError("concurrency must be a positive integer");
   const fetchOptions = {
     maxBytes: options.maxBytes ?? DEFAULT_FETCH_MAX_BYTES,
@@ -48,6 +60,7 @@ export function createFetchBackend(options: FetchBackendOptions = {}): WebBacken
     userAgent: options.userAgent ?? WORKBENCH_USER_AGENT,
     urlSafety: options.urlSafety,
   };
+  const htmlPool = options.htmlPool;
   const policy = options.policy;
   const checkHop = policy
     ? async (url: string) => {
@@ -64,7 +77,7 @@ export function createFetchBackend(options: FetchBackendOptions = {}): WebBacken
       return Promise.all(
         urls.map((url) =>
           limit(async () => {
-            const result = await extractOne(url, { ...fetchOptions, checkHop, signal: extractOptions.signal });
+            const result = await extractOne(url, { ...fetchOptions, checkHop, signal: extractOptions.signal }, htmlPool ?? sharedHtmlConversionPool());
             extractOptions.onUrlDone?.(url);
             return result;
           }),
@@ -75,7 +88,7 @@ export function createFetchBackend(options: FetchBackendOptions = {}): WebBacken
 }
 
 /** One URL; `finalUrl` is set after redirects so the tool can report and re-vet where it landed. */
-async function extractOne(url: string, options: Parameters<typeof safeFetch>[1]): Promise<ExtractedPage> {
+async function extractOne(url: string, options: Parameters<typeof safeFetch>[1], htmlPool: HtmlConversionPool): Promise<ExtractedPage> {
   try {
     const response = await safeFetch(url, {
       ...options,
@@ -84,7 +97,7 @@ async function extractOne(url: string, options: Parameters<typeof safeFetch>[1])
     if (response.status < 200 || response.status >= 300) {
       return failure(url, `HTTP ${response.status} from ${response.url}`);
     }
-    const page: ExtractedPage = { url, ...toReadable(response), error: null };
+    const page: ExtractedPage = { url, ...(await toReadable(response, htmlPool)), error: null };
     return response.url !== url ? { ...page, finalUrl: response.url } : page;
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
@@ -93,7 +106,7 @@ async function extractOne(url: string, options: Parameters<typeof safeFetch>[1])
 }
 
 /** Decides by declared type, then by sniffing, what the body is and how to present it. */
-function toReadable(response: SafeFetchResponse): { title: string; content: string } {
+async function toReadable(response: SafeFetchResponse, htmlPool: HtmlConversionPool): Promise<{ title: string; content: string }> {
   const mime = response.contentType.split(";")[0]!.trim();
   const body = response.body;
   if (mime === "application/pdf" || body.subarray(0, 5).toString("latin1") === "%PDF-") {
@@ -109,7 +122,7 @@ function toReadable(response: SafeFetchResponse): { title: string; content: stri
   const text = decode(body, response.contentType);
   const isHtml = HTML_TYPES.includes(mime) || (mime === "" && /^\s*(<!doctype html|<html)/i.test(text));
   if (isHtml) {
-    const page = htmlToMarkdown(text, response.url);
+    const page = await htmlPool.convert(text, response.url);
     return { title: page.title, content: page.markdown };
   }
   return { title: "", content: stripDataImages(text) };

@@ -1,6 +1,6 @@
 import type { LookupAddress } from "node:dns";
 import { isIP } from "node:net";
-import { Agent, request } from "undici";
+import type { Agent } from "undici";
 import { checkUrlSafety, type UrlSafetyOptions } from "../guards/url.js";
 
 /** Package version sent in the user agent; a test keeps it equal to package.json (no JSON import at load time). */
@@ -65,6 +65,10 @@ export class SafeFetchError extends Error {
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
+// undici takes about a second to load: only the first fetch pays for it, not `import` of the package.
+let undici: Promise<typeof import("undici")> | undefined;
+const loadUndici = () => (undici ??= import("undici"));
+
 /**
  * GET over undici with the SSRF guard on every hop: each URL (the first and every redirect
  * target) is vetted by {@link checkUrlSafety} and `checkHop`, and its socket is pinned to the
@@ -89,7 +93,8 @@ export async function safeFetch(url: string, options: SafeFetchOptions = {}): Pr
     if (vetoed) throw new SafeFetchError("policy", current, vetoed);
     options.onHop?.(current, verdict.addresses ?? []);
 
-    const agent = pinnedAgent(verdict.addresses ?? [], timeoutMs);
+    const { Agent, request } = await loadUndici();
+    const agent = pinnedAgent(Agent, verdict.addresses ?? [], timeoutMs);
     try {
       const response = await request(current, {
         method: "GET",
@@ -149,9 +154,9 @@ function beforeDeadline<T>(
 }
 
 /** An agent whose sockets can only reach the vetted addresses, whatever DNS says later. */
-function pinnedAgent(addresses: string[], timeoutMs: number): Agent {
+function pinnedAgent(AgentClass: typeof Agent, addresses: string[], timeoutMs: number): Agent {
   const vetted: LookupAddress[] = addresses.map((address) => ({ address, family: isIP(address) === 6 ? 6 : 4 }));
-  return new Agent({
+  return new AgentClass({
     headersTimeout: timeoutMs,
     bodyTimeout: timeoutMs,
     connect: {

@@ -1,6 +1,5 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { HumanMessage, SystemMessage } from "@langchain/core/messages";
-import { ChatOpenAI } from "@langchain/openai";
 import pLimit from "p-limit";
 
 /** Stages reported through {@link SummarizeOptions.onProgress}. */
@@ -250,10 +249,13 @@ function settings(opts: SummarizeOptions): Settings {
 /**
  * The summariser configured by the environment: `WORKBENCH_SUMMARY_MODEL` (a model name) with
  * `OPENAI_API_KEY` and optional `OPENAI_BASE_URL` builds a `ChatOpenAI`; unset → `undefined`.
+ * Async because `@langchain/openai` takes seconds to load: it is imported only here, when a
+ * model is actually configured, never by importing this package.
  */
-export function summarizerFromEnv(env: NodeJS.ProcessEnv = process.env): BaseChatModel | undefined {
+export async function summarizerFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<BaseChatModel | undefined> {
   const model = env.WORKBENCH_SUMMARY_MODEL?.trim();
   if (!model) return undefined;
+  const { ChatOpenAI } = await import("@langchain/openai");
   return new ChatOpenAI({
     model,
     apiKey: env.OPENAI_API_KEY,
