@@ -1,11 +1,12 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdir, mkdtemp, open, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, open, rm, symlink, utimes, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
 import { ToolMessage } from "@langchain/core/messages";
+import { LocalFileOperations } from "../src/fileops/local.js";
 import { createReadFileTool, settleLineCounts } from "../tools/readFile.js";
 import type { FileToolOptions } from "../tools/fileToolSupport.js";
 
@@ -193,6 +194,38 @@ describe("read_file devices, FIFOs and /proc in open mode (never hang)", () => {
     assert.equal((await read({ path: "~/notes.txt" }, { confine: false, homeDir: home })).content, "1|hi");
     assert.equal((await read({ path: path.join(root, "outside.txt") }, open_)).content, "1|secret outside");
     assert.match((await read({ path: "~/.ssh/id_ed25519" }, { confine: false, homeDir: home })).error, /protected/);
+  });
+});
+
+describe("read_file background line counts", () => {
+  it("one background count per file at a time, even when the file changes between reads", async () => {
+    const local = new LocalFileOperations();
+    let calls = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    // The real backend; only countLines waits for the test, to make the overlap deterministic.
+    const gated = Object.assign(Object.create(local) as LocalFileOperations, {
+      countLines: async (p: string) => {
+        calls++;
+        await gate;
+        return local.countLines(p);
+      },
+    });
+    const file = path.join(ws, "growing.log");
+    await writeFile(file, "a\nb\nc\n");
+    const opts = { fileOps: gated, countLinesInlineMaxBytes: 1 };
+    const first = await read({ path: "growing.log", limit: 1 }, opts);
+    assert.equal(first.total_lines, null);
+    const later = new Date(Date.now() + 10_000);
+    await utimes(file, later, later);
+    await read({ path: "growing.log", limit: 1 }, opts);
+    assert.equal(calls, 1, "no second scan while the first runs");
+    release();
+    await settleLineCounts();
+    await read({ path: "growing.log", limit: 1 }, opts);
+    assert.equal(calls, 2, "the changed file gets its own count once the first is done");
+    await settleLineCounts();
+    assert.equal((await read({ path: "growing.log", limit: 1 }, opts)).total_lines, 3);
   });
 });
 

@@ -55,6 +55,8 @@ export type ReadFileArgs = z.infer<typeof readFileSchema>;
 const LINE_COUNT_CACHE_SIZE = 512;
 const lineCounts = new Map<string, number>();
 const pendingCounts = new Map<string, Promise<number>>();
+/** Files with a background count running (by system path). */
+const countingPaths = new Set<string>();
 
 function lineCountKey(ops: FileOperations, p: string, s: FileStat): string {
   return `${ops.kind}\0${p}\0${s.size}\0${s.mtimeMs}`;
@@ -209,8 +211,14 @@ async function totalLinesOf(ops: FileOperations, p: string, s: FileStat, opts: R
   const known = lineCounts.get(key);
   if (known !== undefined) return known;
   if (s.size <= opts.countLinesInlineMaxBytes) return countLinesOnce(ops, p, key);
-  // Huge file: answer now, count in the background for the next read.
-  countLinesOnce(ops, p, key).catch(() => undefined);
+  // Huge file: answer now, count in the background for the next read — one count per file at
+  // a time, so a log that grows between reads is not scanned again and again in parallel.
+  if (!countingPaths.has(p)) {
+    countingPaths.add(p);
+    countLinesOnce(ops, p, key)
+      .catch(() => undefined)
+      .finally(() => countingPaths.delete(p));
+  }
   return undefined;
 }
 
