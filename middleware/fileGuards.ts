@@ -93,6 +93,7 @@ const loopSchema = z.object({ signature: z.string(), count: z.number() }).nullab
  * checkpoints, hidden from the agent's input and output.
  */
 export function fileGuardStateFields(maxEntries = DEFAULT_MAX_ENTRIES) {
+  if (!Number.isInteger(maxEntries) || maxEntries < 1) throw new TypeError(`maxEntries must be a positive integer (got ${String(maxEntries)})`);
   return {
     _fileReadLedger: new ReducedValue(z.record(z.string(), ledgerEntrySchema).default(() => ({})), {
       inputSchema: z.record(z.string(), ledgerEntrySchema.nullable()),

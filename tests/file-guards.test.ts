@@ -267,6 +267,13 @@ describe("wrong argument types for every tool (real agent run)", () => {
   }
 });
 
+describe("options", () => {
+  it("are validated when the middleware is built", () => {
+    assert.throws(() => fileGuardsMiddleware({ maxEntries: 0 }), /maxEntries must be a positive integer/);
+    assert.throws(() => fileGuardsMiddleware({ loopWarnAt: 4, loopBlockAt: 3 }), /loopWarnAt < loopBlockAt/);
+  });
+});
+
 describe("inside the FileManager middleware", () => {
   it("the FileManager runs the same guards: dedup stub and staleness warning", async () => {
     const { createFileManagerMiddleware } = await import("../middleware/fileManager.js");

@@ -174,6 +174,13 @@ for (;;) await t.invoke({ path: "precious.txt", content: "N".repeat(64 * 1024 * 
 });
 
 describe("write_file tool object", () => {
+  it("validates its options when built", () => {
+    assert.throws(() => createWriteFileTool({ maxReadChars: 0 }), /maxReadChars must be a positive integer/);
+    assert.throws(() => createWriteFileTool({ confine: "no" as never }), /confine must be a boolean/);
+    assert.throws(() => createWriteFileTool({ fileOps: {} as never }), /fileOps must implement FileOperations \(missing: stat/);
+    assert.throws(() => createWriteFileTool({ homeDir: "relative/home" }), /homeDir must be an absolute path/);
+    assert.throws(() => createFileTools({ rootDir: "" }), /rootDir must be a non-empty string/);
+  });
   it("has a schema a model can act on", () => {
     const t = createWriteFileTool({ rootDir: root });
     assert.equal(t.name, "write_file");

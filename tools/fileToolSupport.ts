@@ -70,6 +70,15 @@ export function resolveFileToolOptions(options: FileToolOptions = {}): ResolvedF
     throw new TypeError("rootDir must be a non-empty string");
   }
   if (options.confine !== undefined && typeof options.confine !== "boolean") throw new TypeError("confine must be a boolean");
+  if (options.fileOps !== undefined) {
+    const missing = ["stat", "realpath", "readdir", "readBytes", "readLines", "countLines", "readText", "writeAtomic", "remove", "rename", "mkdirp"].filter(
+      (m) => typeof (options.fileOps as unknown as Record<string, unknown>)?.[m] !== "function",
+    );
+    if (missing.length) throw new TypeError(`fileOps must implement FileOperations (missing: ${missing.join(", ")})`);
+  }
+  if (options.homeDir !== undefined && (typeof options.homeDir !== "string" || !path.isAbsolute(options.homeDir))) {
+    throw new TypeError("homeDir must be an absolute path");
+  }
   if (options.credentialPatterns !== undefined && !Array.isArray(options.credentialPatterns)) {
     throw new TypeError("credentialPatterns must be an array of globs or RegExps");
   }
