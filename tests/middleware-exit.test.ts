@@ -7,7 +7,6 @@ import { tempRoot } from "./helpers/agentHarness.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const script = path.join(here, "fixtures", "middleware-exit-script.ts");
-const demo = path.join(here, "..", "examples", "quickstart.ts");
 let root: string;
 let cleanup: () => Promise<void>;
 
@@ -56,26 +55,4 @@ it("a script using the middleware exits on its own after close(), and does not w
   assert.equal(open.exit, "still running");
 });
 
-it("the offline demo shows its session and exits on its own", async () => {
-  const env: NodeJS.ProcessEnv = { ...process.env, WORKBENCH_ROOT: root };
-  delete env.OPENAI_API_KEY;
-  const out = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, ["--import", "tsx", demo], { env, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    const timer = setTimeout(() => child.kill("SIGKILL"), 120_000);
-    child.stdout.on("data", (b: Buffer) => (stdout += b.toString()));
-    child.stderr.on("data", (b: Buffer) => (stderr += b.toString()));
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-  assert.equal(out.code, 0, out.stderr);
-  assert.match(out.stdout, /offline scripted model/);
-  assert.ok(out.stdout.includes(`Workspace root: ${root}`));
-  assert.equal(out.stdout.match(/workspace tree sent to the model/g)?.length, 2, "tree after creation and after delete+rename only");
-  assert.match(out.stdout, /└── roadmap\.md/);
-  assert.match(out.stdout, /command refused/);
-  assert.doesNotMatch(out.stdout.split("Tools:")[1] ?? "", new RegExp(`${root}/demo`), "transcript uses agent paths");
-});
+// The demo's own run (offline session, exit on its own) is tested in tests/demo.test.ts.
