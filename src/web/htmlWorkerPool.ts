@@ -22,7 +22,7 @@ import {
 export interface HtmlConversionPoolOptions {
   /** Worker threads at most. Default: the CPU count, capped at 4. */
   size?: number;
-  /** Pages under this many HTML characters convert on the calling thread (a worker round trip costs more). Default 20,000. */
+  /** Pages under this many HTML characters convert on the calling thread (a worker round trip costs more). Default 10,000. */
   inlineBelowChars?: number;
 }
 
@@ -81,7 +81,7 @@ export class HtmlConversionPool {
 
   constructor(options: HtmlConversionPoolOptions = {}) {
     this.size = options.size ?? Math.min(4, Math.max(1, availableParallelism()));
-    this.inlineBelowChars = options.inlineBelowChars ?? 20_000;
+    this.inlineBelowChars = options.inlineBelowChars ?? 10_000;
     if (!Number.isInteger(this.size) || this.size < 1) throw new RangeError("size must be a positive integer");
     if (!Number.isInteger(this.inlineBelowChars) || this.inlineBelowChars < 0) {
       throw new RangeError("inlineBelowChars must be a non-negative integer");
