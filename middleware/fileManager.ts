@@ -1,10 +1,12 @@
-import { mkdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { RemoveMessage, type BaseMessage } from "@langchain/core/messages";
 import { getConfig, ReducedValue, StateSchema } from "@langchain/langgraph";
 import { createMiddleware, type ToolCallRequest } from "langchain";
 import { z } from "zod";
 import { TrackerPool, TRACKER_KINDS, type ChangeTracker } from "../src/changes/index.js";
+import { assertFileOperations, LISTING_METHODS } from "../src/changes/localDisk.js";
+import { LocalFileOperations } from "../src/fileops/local.js";
+import type { FileOperations } from "../src/fileops/types.js";
 import { renderDirectoryTree, treeFingerprint } from "../src/tree.js";
 import { Workspace, resolveRootDir } from "../src/workspace.js";
 import { threadIdFromConfig } from "../tools/context.js";
@@ -33,6 +35,14 @@ export interface FileManagerOptions {
    * else `./agent_files`, resolved once when the middleware is created. Give the tools the same.
    */
   rootDir?: string;
+  /**
+   * Where the workspace files live (default: this machine). Give the same backend to
+   * `createFileTools({ fileOps })`: with e.g. `new ShellFileOperations(new SshEnvironment({…}))`
+   * the thread directories are created, listed for the tree, checked for symlink escapes and
+   * polled for changes on the SSH host (`rootDir` is then a path on that host). Any backend
+   * other than the local disk is tracked by polling (`tracker.kind` does not apply).
+   */
+  fileOps?: FileOperations;
   /** Budget of the tree shown to the model. */
   tree?: {
     /** Most entries listed (default 200); the rest is summarised per directory. */
@@ -79,6 +89,14 @@ const isFunction = (v: unknown) => typeof v === "function";
 
 const optionsSchema = z.object({
   rootDir: z.string().trim().min(1, "rootDir must be a non-empty path").optional(),
+  fileOps: z.custom<FileOperations>((v) => {
+    try {
+      assertFileOperations(v, LISTING_METHODS);
+      return true;
+    } catch {
+      return false;
+    }
+  }, `fileOps must implement FileOperations (${LISTING_METHODS.join(", ")}), e.g. new ShellFileOperations(new SshEnvironment({ … }))`).optional(),
   tree: z
     .object({
       maxEntries: z.number().int().positive().optional(),
@@ -165,6 +183,10 @@ interface TreeCacheEntry {
 export class FileManagerHooks {
   readonly rootDir: string;
   private readonly options: FileManagerOptions;
+  /** The host holding the files: the given backend, else this machine's disk. */
+  private readonly host: FileOperations;
+  /** `fileOps` as given (unset: the tree and trackers use native fs and watchers). */
+  private readonly fileOps: FileOperations | undefined;
   private readonly pool: TrackerPool;
   private readonly readOnly: Set<string>;
   private readonly pipeline: readonly ToolCallStep[];
@@ -181,7 +203,9 @@ export class FileManagerHooks {
     }
     this.options = options ?? {};
     this.rootDir = resolveRootDir(this.options.rootDir);
-    this.pool = new TrackerPool({ ...this.options.tracker, onError: (err, ctx) => this.report(err, "beforeAgent", path.basename(ctx.dir)) });
+    this.fileOps = this.options.fileOps;
+    this.host = this.fileOps ?? new LocalFileOperations();
+    this.pool = new TrackerPool({ ...this.options.tracker, fileOps: this.fileOps, onError: (err, ctx) => this.report(err, "beforeAgent", path.basename(ctx.dir)) });
     this.cacheCap = Math.max(this.pool.maxLive, 16);
     this.readOnly = new Set(this.options.readOnlyTools ?? DEFAULT_READ_ONLY_TOOLS);
     const rewrite = this.options.rewritePaths ?? true;
@@ -215,11 +239,11 @@ export class FileManagerHooks {
     const threadId = threadIdOf(runtime);
     try {
       const ws = this.workspaceFor(threadId);
-      await ws.ensure();
+      await ws.ensure(this.host);
       // ensure() is memoised; the directory may have been deleted since.
-      await mkdir(ws.dir, { recursive: true });
+      await this.host.mkdirp(ws.dir);
       const tracker = this.trackerFor(ws);
-      const newest = tracker?.newestMtimeMs ?? (await stat(ws.dir)).mtimeMs;
+      const newest = tracker?.newestMtimeMs ?? (await this.host.stat(ws.dir))?.mtimeMs ?? 0;
       return {
         startWorkTime,
         fileUpdateTime: Math.max(state.fileUpdateTime ?? 0, newest),
@@ -242,7 +266,7 @@ export class FileManagerHooks {
     const threadId = threadIdOf(runtime);
     try {
       const ws = this.workspaceFor(threadId);
-      await ws.ensure();
+      await ws.ensure(this.host);
       const tracker = this.trackerFor(ws);
       const seen = state._treeFingerprint;
       const treeGone = Boolean(state._treeMessageId) && !hasMessageId(state.messages, state._treeMessageId!);
@@ -273,7 +297,7 @@ export class FileManagerHooks {
     const threadId = threadIdOf(request.runtime as FileManagerRuntimeView | undefined);
     const ws = this.workspaceFor(threadId);
     const readOnly = this.readOnly.has(request.toolCall.name);
-    return composeToolCallSteps(this.pipeline, handler)({ request, workspace: ws, readOnly });
+    return composeToolCallSteps(this.pipeline, handler)({ request, workspace: ws, readOnly, host: this.host });
   };
 
   /** The change tracker of a thread's workspace (started lazily; undefined once closed). */
@@ -304,7 +328,7 @@ export class FileManagerHooks {
     const wasLive = tracker?.live === true;
     const generation = tracker?.generation ?? 0;
     const tree = this.options.tree ?? {};
-    const text = await renderDirectoryTree(ws.dir, { ...tree, rootLabel: "." });
+    const text = await renderDirectoryTree(ws.dir, { ...tree, rootLabel: ".", fileOps: this.fileOps });
     const fingerprint = treeFingerprint(text);
     if (tracker && wasLive) this.remember(ws.dir, { tracker, generation, fingerprint });
 

@@ -1,7 +1,7 @@
 import { ToolMessage } from "@langchain/core/messages";
 import { isGraphBubbleUp } from "@langchain/langgraph";
 import type { ToolCallRequest } from "langchain";
-import { WorkspacePathError, type Workspace } from "../src/workspace.js";
+import { WorkspacePathError, type Workspace, type WorkspaceHost } from "../src/workspace.js";
 import { isWorkbenchTool } from "../tools/context.js";
 import { mapToolResultText, toolErrorMessage, withStateUpdate, type ToolCallResult } from "./toolResults.js";
 
@@ -15,6 +15,8 @@ export interface ToolCallContext {
   workspace: Workspace;
   /** The tool is known never to change the workspace (see `readOnlyTools`). */
   readOnly: boolean;
+  /** The host holding the files (the FileManager's `fileOps`); unset: this machine. */
+  host?: WorkspaceHost;
 }
 
 /** Runs the rest of the pipeline (later steps, then the tool). */
@@ -92,9 +94,9 @@ export function mapPathArgsStep(pathArgs: readonly string[]): ToolCallStep {
     try {
       for (const [key, value] of Object.entries(args)) {
         if (!names.has(key)) continue;
-        if (typeof value === "string") mapped[key] = await ctx.workspace.resolve(value);
+        if (typeof value === "string") mapped[key] = await ctx.workspace.resolve(value, ctx.host);
         else if (Array.isArray(value) && value.every((v) => typeof v === "string")) {
-          mapped[key] = await Promise.all(value.map((v: string) => ctx.workspace.resolve(v)));
+          mapped[key] = await Promise.all(value.map((v: string) => ctx.workspace.resolve(v, ctx.host)));
         } else continue;
         changed = true;
       }

@@ -5,6 +5,8 @@ import path from "node:path";
 import ignore, { type Ignore } from "ignore";
 import pLimit from "p-limit";
 import { DEFAULT_IGNORED_NAMES } from "./changes/ignore-names.js";
+import { assertFileOperations, isLocalDisk } from "./changes/localDisk.js";
+import type { FileOperations } from "./fileops/types.js";
 
 /** Options of {@link renderDirectoryTree}. */
 export interface TreeOptions {
@@ -28,6 +30,13 @@ export interface TreeOptions {
   defaultIgnores?: readonly string[];
   /** Directories read at once (default 16). */
   concurrency?: number;
+  /**
+   * Where the directory lives (default: this machine, read with native `fs`). A remote backend
+   * (e.g. `ShellFileOperations` over SSH) is listed with `readdir`, `.gitignore` files are read
+   * with `readText`, and symlink targets come from `realpath` (a dangling link shows
+   * `[unreadable link]`, a chain of links its final target).
+   */
+  fileOps?: FileOperations;
 }
 
 export const DEFAULT_TREE_MAX_ENTRIES = 200;
@@ -65,6 +74,59 @@ interface Resolved {
   defaultNames: Set<string>;
   extra: Ignore | undefined;
   concurrency: number;
+  source: TreeSource;
+}
+
+/** The few reads a render needs, from the local disk or through a FileOperations. */
+interface TreeSource {
+  list(dir: string): Promise<Listed[]>;
+  readText(file: string): Promise<string>;
+  /** Where the link at `linkPath` points, in the coordinates of `rootAbs`; `undefined` when unreadable. */
+  linkTarget(linkPath: string, rootAbs: string): Promise<string | undefined>;
+}
+
+/** The part of a `Dirent` the render uses (native Dirents are used as they are). */
+type Listed = Pick<Dirent, "name" | "isDirectory" | "isSymbolicLink">;
+
+const LOCAL_SOURCE: TreeSource = {
+  // One readdir call per directory: measured 3-5x faster than iterating an opendir handle.
+  list: (dir) => readdir(dir, { withFileTypes: true }),
+  readText: (file) => readFile(file, "utf8"),
+  async linkTarget(linkPath) {
+    try {
+      return path.resolve(path.dirname(linkPath), await readlink(linkPath));
+    } catch {
+      return undefined;
+    }
+  },
+};
+
+/**
+ * FileOperations has no readlink: the link's real path, mapped from the real root back under
+ * `rootAbs` (the tree never follows links, so every listed directory is the real root plus its
+ * relative path). The real root is looked up once per render.
+ */
+function sourceOver(ops: FileOperations): TreeSource {
+  let realRoot: Promise<string> | undefined;
+  return {
+    async list(dir) {
+      return (await ops.readdir(dir)).map((e) => ({
+        name: e.name,
+        isDirectory: () => e.type === "directory",
+        isSymbolicLink: () => e.type === "symlink",
+      }));
+    },
+    readText: (file) => ops.readText(file),
+    async linkTarget(linkPath, rootAbs) {
+      try {
+        realRoot ??= ops.realpath(rootAbs).catch(() => rootAbs);
+        const real = await ops.realpath(linkPath);
+        return path.join(rootAbs, path.relative(await realRoot, real));
+      } catch {
+        return undefined;
+      }
+    },
+  };
 }
 
 /**
@@ -103,7 +165,7 @@ export async function renderDirectoryTree(dir: string, options: TreeOptions = {}
     });
     level = next;
   }
-  await Promise.all(links.map((l) => limit(() => describeLink(l.entry, l.abs, root.abs))));
+  await Promise.all(links.map((l) => limit(() => describeLink(l.entry, l.abs, root.abs, opts.source))));
   const lines = [root.error ? `${opts.rootLabel} [unreadable: ${root.error}]` : opts.rootLabel];
   renderChildren(root, "", lines);
   return lines.join("\n");
@@ -125,6 +187,7 @@ function resolveOptions(options: TreeOptions): Resolved {
     useGitignore = true,
     defaultIgnores = DEFAULT_IGNORED_NAMES,
     concurrency = 16,
+    fileOps,
   } = options;
   if (typeof rootLabel !== "string" || /[\r\n]/.test(rootLabel)) throw new TypeError("rootLabel must be a single-line string");
   if (!isCount(maxEntries)) throw new TypeError("maxEntries must be a non-negative integer or Infinity (default 200)");
@@ -137,6 +200,7 @@ function resolveOptions(options: TreeOptions): Resolved {
     throw new TypeError("defaultIgnores must be an array of entry names, e.g. [\".git\", \"node_modules\"]");
   }
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new TypeError("concurrency must be a positive integer");
+  assertFileOperations(fileOps, ["readdir", "readText", "realpath"]);
   return {
     rootLabel,
     maxEntries,
@@ -145,6 +209,7 @@ function resolveOptions(options: TreeOptions): Resolved {
     defaultNames: new Set(defaultIgnores),
     extra: extra.length > 0 ? ignore().add(extra) : undefined,
     concurrency,
+    source: isLocalDisk(fileOps) ? LOCAL_SOURCE : sourceOver(fileOps!),
   };
 }
 
@@ -158,16 +223,15 @@ function newNode(rel: string, abs: string, depth: number, rules: Rules[]): DirNo
 
 /** Reads, filters and sorts one directory's entries; errors are recorded on the node. */
 async function listDir(node: DirNode, opts: Resolved): Promise<void> {
-  let dirents: Dirent[];
+  let dirents: Listed[];
   try {
-    // One readdir call per directory: measured 3-5x faster than iterating an opendir handle.
-    dirents = await readdir(node.abs, { withFileTypes: true });
+    dirents = await opts.source.list(node.abs);
   } catch (err) {
     node.error = (err as NodeJS.ErrnoException).code ?? "ERROR";
     return;
   }
   if (opts.useGitignore && dirents.some((d) => d.name === ".gitignore" && !d.isDirectory())) {
-    const rules = await readGitignore(path.join(node.abs, ".gitignore"));
+    const rules = await readGitignore(path.join(node.abs, ".gitignore"), opts.source);
     if (rules) node.rules = [...node.rules, { base: node.rel, ig: rules }];
   }
   const entries: Entry[] = [];
@@ -184,9 +248,9 @@ async function listDir(node: DirNode, opts: Resolved): Promise<void> {
   node.entries = entries;
 }
 
-async function readGitignore(file: string): Promise<Ignore | undefined> {
+async function readGitignore(file: string, source: TreeSource): Promise<Ignore | undefined> {
   try {
-    return ignore().add(await readFile(file, "utf8"));
+    return ignore().add(await source.readText(file));
   } catch {
     return undefined; // unreadable .gitignore: list as if it were absent
   }
@@ -239,15 +303,12 @@ export function fairShare(sizes: readonly number[], budget: number): number[] {
 }
 
 /** Symlinks show their target, but only as text that stays inside the tree. */
-async function describeLink(entry: Entry, linkPath: string, rootAbs: string): Promise<void> {
-  let target: string;
-  try {
-    target = await readlink(linkPath);
-  } catch {
+async function describeLink(entry: Entry, linkPath: string, rootAbs: string, source: TreeSource): Promise<void> {
+  const resolved = await source.linkTarget(linkPath, rootAbs);
+  if (resolved === undefined) {
     entry.linkTarget = "[unreadable link]";
     return;
   }
-  const resolved = path.resolve(path.dirname(linkPath), target);
   const fromRoot = path.relative(rootAbs, resolved);
   if (fromRoot.startsWith("..") || path.isAbsolute(fromRoot)) {
     // Naming a system path would leak it to the model; the workspace refuses such links anyway.

@@ -1,6 +1,22 @@
 import { createHash } from "node:crypto";
 import { mkdir, realpath } from "node:fs/promises";
 import path from "node:path";
+import type { FileOperations } from "./fileops/types.js";
+
+/**
+ * What {@link Workspace.ensure} and {@link Workspace.resolve} need from the host holding the
+ * files: any {@link FileOperations} (e.g. `ShellFileOperations` over SSH) fits.
+ */
+export type WorkspaceHost = Pick<FileOperations, "mkdirp" | "realpath">;
+
+/** This machine's disk (the default host). */
+const LOCAL_HOST: WorkspaceHost = {
+  mkdirp: async (dir) => {
+    await mkdir(dir, { recursive: true });
+    return [];
+  },
+  realpath: (p) => realpath(p),
+};
 
 /** Thread id used when a run carries no `configurable.thread_id`. */
 export const DEFAULT_THREAD_ID = "default";
@@ -81,6 +97,8 @@ export class Workspace {
   private readonly p: typeof path.posix;
   private realDir: string | undefined;
   private ready: Promise<string> | undefined;
+  /** The host `ready` was learned on: another host learns its own real path. */
+  private readyOn: WorkspaceHost | undefined;
   private rewriter: RegExp | undefined;
   /** `null`: the directory's spellings do not suit the scanner; use the regex. */
   private scanner: LiteralPathScanner | null | undefined;
@@ -102,19 +120,29 @@ export class Workspace {
     return new Workspace(root, id);
   }
 
-  /** Creates the thread directory if needed and learns its real path. Memoised. */
-  ensure(): Promise<string> {
-    this.ready ??= (async () => {
-      await mkdir(this.dir, { recursive: true });
-      const real = await realpath(this.dir);
-      if (real !== this.dir) {
-        this.realDir = real;
+  /**
+   * Creates the thread directory if needed and learns its real path, on `host` (default: this
+   * machine; pass the tools' FileOperations when the files live elsewhere). Memoised per host.
+   */
+  ensure(host: WorkspaceHost = LOCAL_HOST): Promise<string> {
+    if (this.ready && this.readyOn === host) return this.ready;
+    this.readyOn = host;
+    const ready = (this.ready = (async () => {
+      await host.mkdirp(this.dir);
+      const real = await host.realpath(this.dir);
+      const realDir = real !== this.dir ? real : undefined;
+      if (realDir !== this.realDir) {
+        this.realDir = realDir;
         this.rewriter = undefined;
         this.scanner = undefined;
       }
       return this.dir;
-    })();
-    return this.ready;
+    })());
+    // A failed attempt (host unreachable) is not remembered: the next call tries again.
+    ready.catch(() => {
+      if (this.ready === ready) this.ready = undefined;
+    });
+    return ready;
   }
 
   /**
@@ -123,12 +151,13 @@ export class Workspace {
    * Accepted: relative paths, `/`-rooted paths (the workspace root), `\` separators, and system
    * paths that already point inside the directory. Refused with a {@link WorkspacePathError}:
    * NUL bytes, `~` home paths, paths that climb out with `..`, absolute system paths elsewhere,
-   * and paths whose existing part is a symlink leading out of the directory.
+   * and paths whose existing part is a symlink leading out of the directory. Symlinks are
+   * checked on `host` (default: this machine), the one that holds the files.
    */
-  async resolve(agentPath: string): Promise<string> {
+  async resolve(agentPath: string, host: WorkspaceHost = LOCAL_HOST): Promise<string> {
     const systemPath = this.resolveLexically(agentPath);
-    await this.ensure();
-    await this.assertRealPathInside(agentPath, systemPath);
+    await this.ensure(host);
+    await this.assertRealPathInside(agentPath, systemPath, host);
     return systemPath;
   }
 
@@ -243,13 +272,13 @@ export class Workspace {
     return undefined;
   }
 
-  private async assertRealPathInside(agentPath: string, systemPath: string): Promise<void> {
+  private async assertRealPathInside(agentPath: string, systemPath: string, host: WorkspaceHost): Promise<void> {
     const realRoot = this.realDir ?? this.dir;
     // Walk up to the deepest existing ancestor: its real path decides where the target lands.
     let probe = systemPath;
     for (;;) {
       try {
-        const real = await realpath(probe);
+        const real = await host.realpath(probe);
         const rel = this.p.relative(realRoot, real);
         if (rel.startsWith("..") || this.p.isAbsolute(rel)) {
           throw new WorkspacePathError(agentPath, "it is a symlink that leads outside the workspace");

@@ -6,6 +6,7 @@
 import os from "node:os";
 import path from "node:path";
 import { ToolMessage } from "@langchain/core/messages";
+import { assertFileOperations } from "../src/changes/localDisk.js";
 import { LocalFileOperations } from "../src/fileops/local.js";
 import type { FileOperations } from "../src/fileops/types.js";
 import type { CredentialPattern } from "../src/guards/credentials.js";
@@ -55,6 +56,9 @@ export interface ResolvedFileToolOptions {
 
 const sharedLocalOps = new LocalFileOperations();
 
+/** What the file tools call on their FileOperations. */
+const FILE_TOOL_METHODS = ["stat", "realpath", "readdir", "readBytes", "readLines", "countLines", "readText", "writeAtomic", "remove", "rename", "mkdirp"];
+
 function positiveInt(name: string, value: unknown, fallback: number): number {
   if (value === undefined) return fallback;
   if (typeof value !== "number" || !Number.isInteger(value) || value < 1) {
@@ -70,12 +74,7 @@ export function resolveFileToolOptions(options: FileToolOptions = {}): ResolvedF
     throw new TypeError("rootDir must be a non-empty string");
   }
   if (options.confine !== undefined && typeof options.confine !== "boolean") throw new TypeError("confine must be a boolean");
-  if (options.fileOps !== undefined) {
-    const missing = ["stat", "realpath", "readdir", "readBytes", "readLines", "countLines", "readText", "writeAtomic", "remove", "rename", "mkdirp"].filter(
-      (m) => typeof (options.fileOps as unknown as Record<string, unknown>)?.[m] !== "function",
-    );
-    if (missing.length) throw new TypeError(`fileOps must implement FileOperations (missing: ${missing.join(", ")})`);
-  }
+  assertFileOperations(options.fileOps, FILE_TOOL_METHODS);
   if (options.homeDir !== undefined && (typeof options.homeDir !== "string" || !path.isAbsolute(options.homeDir))) {
     throw new TypeError("homeDir must be an absolute path");
   }
@@ -122,7 +121,7 @@ export async function resolveFileTarget(rawPath: unknown, config: unknown, opts:
   const ws = workspaceFromConfig(config, opts.rootDir);
   if (opts.confine) {
     try {
-      const systemPath = await ws.resolve(rawPath);
+      const systemPath = await ws.resolve(rawPath, opts.fileOps);
       return { ws, systemPath, display: ws.toAgentPath(systemPath) };
     } catch (err) {
       if (err instanceof WorkspacePathError) throw new FileToolError(err.message);
@@ -130,7 +129,7 @@ export async function resolveFileTarget(rawPath: unknown, config: unknown, opts:
     }
   }
   if (rawPath.includes("\0")) throw new FileToolError(`Path "${rawPath.replace(/\0/g, "\\0")}" is not allowed: it contains a NUL byte.`);
-  await ws.ensure();
+  await ws.ensure(opts.fileOps);
   const trimmed = rawPath.trim();
   const expanded = trimmed === "~" ? opts.homeDir : /^~[\\/]/.test(trimmed) ? path.join(opts.homeDir, trimmed.slice(2)) : trimmed;
   const systemPath = path.resolve(ws.dir, expanded);

@@ -1,5 +1,7 @@
 import type { TrackerOptions } from "./base.js";
+import type { FileOperations } from "../fileops/types.js";
 import { ChokidarTracker } from "./chokidar.js";
+import { isLocalDisk } from "./localDisk.js";
 import { ParcelTracker } from "./parcel.js";
 import { PollingTracker } from "./polling.js";
 import type { ChangeTracker, TrackerKind } from "./types.js";
@@ -19,11 +21,21 @@ export interface CreateChangeTrackerOptions extends TrackerOptions {
   kind?: TrackerKind;
   /** Poll interval in ms for `polling`, and for the watchers' polling fallback (default 1000). */
   pollIntervalMs?: number;
+  /**
+   * Where `dir` lives (default: this machine). Watchers only see the local disk, so for any
+   * other backend (every `needsPolling(ops)` one: SSH, docker) a {@link PollingTracker} polls
+   * through `fileOps`, whatever `kind` says.
+   */
+  fileOps?: FileOperations;
 }
 
 /** A tracker for `dir`, not started: call `start()` (idempotent) to begin watching. */
 export function createChangeTracker(dir: string, options: CreateChangeTrackerOptions = {}): ChangeTracker {
-  const { kind = DEFAULT_TRACKER_KIND, pollIntervalMs, ...common } = options ?? {};
+  const { kind = DEFAULT_TRACKER_KIND, pollIntervalMs, fileOps, ...common } = options ?? {};
+  if (!TRACKER_KINDS.includes(kind)) {
+    throw new TypeError(`kind must be one of ${TRACKER_KINDS.join(", ")}; got ${JSON.stringify(kind)}`);
+  }
+  if (!isLocalDisk(fileOps)) return new PollingTracker(dir, { ...common, intervalMs: pollIntervalMs, fileOps });
   switch (kind) {
     case "parcel":
       return new ParcelTracker(dir, { ...common, pollIntervalMs });

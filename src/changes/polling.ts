@@ -2,12 +2,55 @@ import { createHash } from "node:crypto";
 import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import pLimit from "p-limit";
+import type { FileOperations } from "../fileops/types.js";
 import { BaseTracker, type TrackerOptions } from "./base.js";
+import { assertFileOperations, isLocalDisk } from "./localDisk.js";
 
 /** Options of {@link PollingTracker}. */
 export interface PollingTrackerOptions extends TrackerOptions {
   /** Milliseconds between background polls (default 1000, minimum 20). `refresh()` polls on demand. */
   intervalMs?: number;
+  /**
+   * Where the directory lives (default: this machine, native `fs`). With a remote backend
+   * (`ShellFileOperations` over SSH or docker) each poll runs one `stat` per known directory
+   * and one `readdir` per directory whose mtime moved, through `fileOps`.
+   */
+  fileOps?: FileOperations;
+}
+
+/** A directory's modification stamp: exact nanoseconds locally, the backend's mtime otherwise. */
+type Stamp = bigint | number;
+
+/** The two reads a poll needs, from the local disk or through a FileOperations. */
+interface PollSource {
+  /** Rejects when the directory is gone. */
+  stamp(dir: string): Promise<{ stamp: Stamp; mtimeMs: number }>;
+  list(dir: string): Promise<{ name: string; isDirectory(): boolean; isSymbolicLink(): boolean }[]>;
+}
+
+const LOCAL_SOURCE: PollSource = {
+  async stamp(dir) {
+    const s = await stat(dir, { bigint: true });
+    return { stamp: s.mtimeNs, mtimeMs: Number(s.mtimeMs) };
+  },
+  list: (dir) => readdir(dir, { withFileTypes: true }),
+};
+
+function sourceOver(ops: FileOperations): PollSource {
+  return {
+    async stamp(dir) {
+      const s = await ops.stat(dir);
+      if (!s) throw Object.assign(new Error(`${dir} is gone`), { code: "ENOENT" });
+      return { stamp: s.mtimeMs, mtimeMs: s.mtimeMs };
+    },
+    async list(dir) {
+      return (await ops.readdir(dir)).map((e) => ({
+        name: e.name,
+        isDirectory: () => e.type === "directory",
+        isSymbolicLink: () => e.type === "symlink",
+      }));
+    },
+  };
 }
 
 export const DEFAULT_POLL_INTERVAL_MS = 1000;
@@ -21,7 +64,7 @@ const RACY_WINDOW_MS = 2000;
 const STAT_CONCURRENCY = 32;
 
 interface DirState {
-  mtimeNs: bigint;
+  stamp: Stamp;
   mtimeMs: number;
   /** When the listing below was read (epoch ms). */
   readAtMs: number;
@@ -42,6 +85,7 @@ export class PollingTracker extends BaseTracker {
   readonly intervalMs: number;
   private readonly dirs = new Map<string, DirState>();
   private readonly isIgnored: (name: string) => boolean;
+  private readonly source: PollSource;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private queued: Promise<number> | undefined;
@@ -53,6 +97,8 @@ export class PollingTracker extends BaseTracker {
       throw new TypeError("intervalMs must be a finite number of milliseconds, at least 20");
     }
     this.intervalMs = interval;
+    assertFileOperations(options.fileOps, ["stat", "readdir"]);
+    this.source = isLocalDisk(options.fileOps) ? LOCAL_SOURCE : sourceOver(options.fileOps!);
     const names = new Set(this.options.ignoreNames);
     this.isIgnored = (name) => names.has(name);
   }
@@ -118,17 +164,16 @@ export class PollingTracker extends BaseTracker {
       entries.map(([dir, state]) =>
         limit(async () => {
           if (this.closed || this.dirs.get(dir) !== state) return; // dropped with a removed parent
-          let now: { mtimeNs: bigint; mtimeMs: number };
+          let now: { stamp: Stamp; mtimeMs: number };
           try {
-            const s = await stat(dir, { bigint: true });
-            now = { mtimeNs: s.mtimeNs, mtimeMs: Number(s.mtimeMs) };
+            now = await this.source.stamp(dir);
           } catch {
             if (state.fingerprint !== "") changed = true;
             this.forget(dir, dir === this.dir);
             return;
           }
           const racy = state.mtimeMs + RACY_WINDOW_MS >= state.readAtMs;
-          if (now.mtimeNs === state.mtimeNs && !racy) return;
+          if (now.stamp === state.stamp && !racy) return;
           if (await this.relist(dir, state, pollStart)) changed = true;
         }),
       ),
@@ -169,8 +214,8 @@ export class PollingTracker extends BaseTracker {
   private async read(dir: string, readAtMs: number): Promise<DirState | undefined> {
     try {
       // stat before readdir: a change racing the pair then shows up as a newer mtime next poll.
-      const s = await stat(dir, { bigint: true });
-      const dirents = await readdir(dir, { withFileTypes: true });
+      const s = await this.source.stamp(dir);
+      const dirents = await this.source.list(dir);
       const names: string[] = [];
       const subdirs: string[] = [];
       for (const d of dirents) {
@@ -181,7 +226,7 @@ export class PollingTracker extends BaseTracker {
       }
       names.sort();
       const fingerprint = createHash("sha1").update(names.join("\0")).digest("base64");
-      return { mtimeNs: s.mtimeNs, mtimeMs: Number(s.mtimeMs), readAtMs, fingerprint, subdirs };
+      return { stamp: s.stamp, mtimeMs: s.mtimeMs, readAtMs, fingerprint, subdirs };
     } catch {
       return undefined;
     }
@@ -197,5 +242,5 @@ export class PollingTracker extends BaseTracker {
 }
 
 function emptyState(): DirState {
-  return { mtimeNs: -1n, mtimeMs: 0, readAtMs: 0, fingerprint: "", subdirs: [] };
+  return { stamp: -1n, mtimeMs: 0, readAtMs: 0, fingerprint: "", subdirs: [] };
 }

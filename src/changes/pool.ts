@@ -1,4 +1,5 @@
 import path from "node:path";
+import type { FileOperations } from "../fileops/types.js";
 import { report, type TrackerOptions } from "./base.js";
 import { createChangeTracker, DEFAULT_TRACKER_KIND, TRACKER_KINDS } from "./create.js";
 import type { ChangeTracker, TrackerKind } from "./types.js";
@@ -13,6 +14,8 @@ export interface TrackerPoolOptions extends TrackerOptions {
   idleMs?: number;
   /** Poll interval for polling trackers and the watchers' fallback (default 1000 ms). */
   pollIntervalMs?: number;
+  /** Where the tracked directories live (default: this machine); remote ones are polled through it. */
+  fileOps?: FileOperations;
 }
 
 export const DEFAULT_MAX_LIVE_TRACKERS = 32;
@@ -33,6 +36,7 @@ export class TrackerPool {
   readonly maxLive: number;
   readonly idleMs: number;
   private readonly pollIntervalMs: number | undefined;
+  private readonly fileOps: FileOperations | undefined;
   private readonly trackerOptions: TrackerOptions;
   /** Map iteration order is insertion order: re-inserting on use keeps the LRU at the front. */
   private readonly slots = new Map<string, Slot>();
@@ -51,6 +55,7 @@ export class TrackerPool {
     this.maxLive = maxLive;
     this.idleMs = idleMs;
     this.pollIntervalMs = options.pollIntervalMs;
+    this.fileOps = options.fileOps;
     this.trackerOptions = { ignoreNames: options.ignoreNames, onError: options.onError };
     // Fail on bad tracker options now rather than at the first get().
     createChangeTracker(process.cwd(), this.trackerFactoryOptions());
@@ -115,6 +120,6 @@ export class TrackerPool {
   }
 
   private trackerFactoryOptions() {
-    return { ...this.trackerOptions, kind: this.kind, pollIntervalMs: this.pollIntervalMs };
+    return { ...this.trackerOptions, kind: this.kind, pollIntervalMs: this.pollIntervalMs, fileOps: this.fileOps };
   }
 }
