@@ -90,7 +90,6 @@ export function convertHtml(libs: HtmlLibraries, html: string, baseUrl: string |
     getAttribute(name: string): string | null;
     setAttribute(name: string, value: string): void;
     remove(): void;
-    normalize(): void;
     querySelector(selector: string): DomElement | null;
     querySelectorAll(selector: string): ArrayLike<DomElement>;
   }
@@ -124,30 +123,25 @@ export function convertHtml(libs: HtmlLibraries, html: string, baseUrl: string |
   let document = parse();
   const pageTitle = (document.querySelector("title")?.textContent ?? "").trim();
   const h1 = (document.querySelector("h1")?.textContent ?? "").trim();
-  let content: DomElement = bodyOf(document);
-  type Article = { title?: string | null; content?: DomElement | null } | null;
+  // Turndown takes a DOM node as well as a string; the node spares a serialise-and-reparse on big pages.
+  let content: DomElement | string = bodyOf(document);
+  type Article = { title?: string | null; content?: string | null } | null;
   let article: Article = null;
   if (html.length <= (readabilityMaxChars ?? READABILITY_MAX_HTML_CHARS)) {
     try {
       article = new libs.Readability(document as unknown as ConstructorParameters<typeof Readability>[0], {
         charThreshold: 200,
         maxElemsToParse: READABILITY_MAX_ELEMENTS,
-        // The article element itself, not its HTML: Turndown would otherwise parse that HTML again
-        // with its own DOM (domino), which cost as much as the linkedom parse.
-        serializer: (element) => element,
-      }).parse() as unknown as Article;
+      }).parse();
     } catch {
       article = null;
     }
     // Readability rewrites the document it reads, so a failed run leaves it mangled: parse again
-    // (rare) instead of serialising the body up front on every page.
-    if (article?.content && (article.content.innerHTML ?? "").trim()) content = article.content;
-    else content = bodyOf((document = parse()));
-    // Merged text nodes, as the old serialise-and-reparse produced: Turndown escapes per text
-    // node, so a split "-" + "> x" would come out as "-\\>".
-    content.normalize();
+    // (rare) rather than serialise every page's body up front just in case. Handing Turndown the
+    // article element instead of its HTML (skipping Turndown's own re-parse) was tried: it needs a
+    // text-node merge to keep the same output, and gave no measurable gain.
+    content = article?.content && article.content.trim() ? article.content : bodyOf((document = parse())).innerHTML;
   }
-  // Turndown takes a DOM node as well as a string; the node spares a serialise-and-reparse.
   // Base64 images and blank-line runs are cleaned by finishMarkdown, on the calling thread.
   const markdown = turndown().turndown(content as unknown as string);
   return { title: pageTitle || article?.title?.trim() || h1, markdown };
