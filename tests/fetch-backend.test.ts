@@ -254,7 +254,7 @@ describe("fetch backend: connection pinning", () => {
 });
 
 describe("HTML conversion in worker threads", () => {
-  // "-&gt;" becomes two text nodes in linkedom; Turndown must still see one (no "-\\>").
+  // "-&gt;" becomes two text nodes in linkedom; the Markdown must still read "a -> b", not "a -\> b".
   const ARROW_HTML = `<html><head><title>Arrows</title></head><body><article><h1>Arrows</h1><p>${"Readable words here. ".repeat(40)}</p><p>a -&gt; b</p></article></body></html>`;
 
   it("gives exactly the in-thread result while the event loop keeps turning", async () => {
