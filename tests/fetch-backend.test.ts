@@ -292,9 +292,23 @@ describe("HTML conversion in worker threads", () => {
     }
   });
 
+  it("fails only the page that overruns its deadline, and keeps converting", async () => {
+    // 1 ms cannot cover a worker's start, so the first page always overruns.
+    const pool = new HtmlConversionPool({ size: 1, inlineBelowChars: 0, timeoutMs: 1 });
+    try {
+      await assert.rejects(pool.convert(ARTICLE_HTML, "http://example.com/"), /took longer than 1 ms and was stopped/);
+      assert.equal(pool.threads, 0, "the overrunning worker was stopped");
+    } finally {
+      await pool.close();
+    }
+    const [result] = await backend({ htmlPool: new HtmlConversionPool({ size: 1, inlineBelowChars: 0, timeoutMs: 1 }) }).extract([site.url("/article")], {});
+    assert.match(result!.error ?? "", /took longer than 1 ms/, "the backend reports it as that URL's error");
+  });
+
   it("validates its options", () => {
     assert.throws(() => new HtmlConversionPool({ size: 0 }), RangeError);
     assert.throws(() => new HtmlConversionPool({ inlineBelowChars: -1 }), RangeError);
+    assert.throws(() => new HtmlConversionPool({ timeoutMs: 0 }), RangeError);
   });
 });
 

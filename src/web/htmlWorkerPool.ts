@@ -24,6 +24,12 @@ export interface HtmlConversionPoolOptions {
   size?: number;
   /** Pages under this many HTML characters convert on the calling thread (a worker round trip costs more). Default 10,000. */
   inlineBelowChars?: number;
+  /**
+   * Deadline per page in a worker, in ms (from hand-over, so a cold worker's start counts). Past
+   * it the worker is stopped and that page fails with an error; the others are unaffected.
+   * Default 60,000.
+   */
+  timeoutMs?: number;
 }
 
 interface Task {
@@ -37,6 +43,7 @@ interface Task {
 interface PoolWorker {
   worker: Worker;
   task?: Task;
+  timer?: NodeJS.Timeout;
 }
 
 type Reply = { page: MarkdownPage } | { error: string };
@@ -75,6 +82,7 @@ const WORKER_SOURCE = (convertSource: string) => `
 export class HtmlConversionPool {
   private readonly size: number;
   private readonly inlineBelowChars: number;
+  private readonly timeoutMs: number;
   private readonly workers: PoolWorker[] = [];
   private readonly queue: Task[] = [];
   private disabled = false;
@@ -82,6 +90,8 @@ export class HtmlConversionPool {
   constructor(options: HtmlConversionPoolOptions = {}) {
     this.size = options.size ?? Math.min(4, Math.max(1, availableParallelism()));
     this.inlineBelowChars = options.inlineBelowChars ?? 10_000;
+    this.timeoutMs = options.timeoutMs ?? 60_000;
+    if (!Number.isInteger(this.timeoutMs) || this.timeoutMs < 1) throw new RangeError("timeoutMs must be a positive integer");
     if (!Number.isInteger(this.size) || this.size < 1) throw new RangeError("size must be a positive integer");
     if (!Number.isInteger(this.inlineBelowChars) || this.inlineBelowChars < 0) {
       throw new RangeError("inlineBelowChars must be a non-negative integer");
@@ -108,6 +118,7 @@ export class HtmlConversionPool {
     for (const task of this.queue.splice(0)) task.reject(new Error("HTML conversion pool closed"));
     await Promise.all(
       workers.map(async (entry) => {
+        clearTimeout(entry.timer);
         entry.task?.reject(new Error("HTML conversion pool closed"));
         await entry.worker.terminate();
       }),
@@ -126,6 +137,8 @@ export class HtmlConversionPool {
       if (!entry) return;
       const task = this.queue.shift()!;
       entry.task = task;
+      entry.timer = setTimeout(() => this.abandon(entry), this.timeoutMs);
+      entry.timer.unref();
       entry.worker.ref();
       entry.worker.postMessage({ html: task.html, baseUrl: task.baseUrl, readabilityMaxChars: task.readabilityMaxChars });
     }
@@ -144,6 +157,7 @@ export class HtmlConversionPool {
     worker.on("message", (reply: Reply) => {
       const task = entry.task;
       entry.task = undefined;
+      clearTimeout(entry.timer);
       worker.unref();
       if (task) {
         if ("page" in reply) task.resolve(reply.page);
@@ -159,6 +173,7 @@ export class HtmlConversionPool {
       this.workers.splice(index, 1);
       const task = entry.task;
       entry.task = undefined;
+      clearTimeout(entry.timer);
       if (task) this.convertInline(task);
       if (error && this.workers.length === 0) this.fallBackToInline();
       else this.dispatch();
@@ -167,6 +182,20 @@ export class HtmlConversionPool {
     worker.on("exit", () => onDeath());
     this.workers.push(entry);
     return entry;
+  }
+
+  /** A page past its deadline (a pathological document): stop its worker, fail only that page. */
+  private abandon(entry: PoolWorker): void {
+    const index = this.workers.indexOf(entry);
+    const task = entry.task;
+    if (index < 0 || !task) return;
+    this.workers.splice(index, 1);
+    entry.task = undefined;
+    entry.worker.terminate().catch(() => undefined);
+    task.reject(
+      new Error(`HTML to Markdown conversion took longer than ${this.timeoutMs} ms and was stopped; try a more specific page of this site`),
+    );
+    this.dispatch();
   }
 
   /** Workers cannot run here (a sandbox, a bundle without node_modules): convert on this thread. */
