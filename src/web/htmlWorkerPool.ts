@@ -44,9 +44,11 @@ interface PoolWorker {
   worker: Worker;
   task?: Task;
   timer?: NodeJS.Timeout;
+  /** Set once the worker has loaded the libraries: a later death is the page's doing, not the setup's. */
+  ready?: boolean;
 }
 
-type Reply = { page: MarkdownPage } | { error: string };
+type Reply = { ready: true } | { page: MarkdownPage } | { error: string };
 
 // Written to run as CommonJS or as an ES module: an eval worker inherits the parent's flags, and
 // `--input-type=module` makes it a module (no \`require\`). Messages wait in the port until the
@@ -64,6 +66,7 @@ const WORKER_SOURCE = (convertSource: string) => `
     TurndownService: load(workerData.turndown),
   };
   const convertHtml = (${convertSource});
+  parentPort.postMessage({ ready: true });
   parentPort.on("message", (task) => {
     try {
       parentPort.postMessage({ page: convertHtml(libs, task.html, task.baseUrl, task.readabilityMaxChars) });
@@ -155,6 +158,10 @@ export class HtmlConversionPool {
     const entry: PoolWorker = { worker };
     worker.unref();
     worker.on("message", (reply: Reply) => {
+      if ("ready" in reply) {
+        entry.ready = true;
+        return;
+      }
       const task = entry.task;
       entry.task = undefined;
       clearTimeout(entry.timer);
@@ -165,8 +172,9 @@ export class HtmlConversionPool {
       }
       this.dispatch();
     });
-    // A worker that dies (startup failure, out of memory) takes only its own page's conversion
-    // with it, and that page is retried on the calling thread.
+    // A worker that could not even load the libraries means workers cannot run here: convert on
+    // this thread from now on. One that dies on a page (out of memory, say) fails only that page;
+    // retrying it here could take the whole process down with it.
     const onDeath = (error?: Error) => {
       const index = this.workers.indexOf(entry);
       if (index < 0) return;
@@ -174,9 +182,14 @@ export class HtmlConversionPool {
       const task = entry.task;
       entry.task = undefined;
       clearTimeout(entry.timer);
-      if (task) this.convertInline(task);
-      if (error && this.workers.length === 0) this.fallBackToInline();
-      else this.dispatch();
+      if (!entry.ready) {
+        if (task) this.convertInline(task);
+        this.fallBackToInline();
+        return;
+      }
+      const why = error ? error.message.split("\n")[0] : "the worker exited";
+      task?.reject(new Error(`HTML to Markdown conversion failed (${why}); try a more specific page of this site`));
+      this.dispatch();
     };
     worker.on("error", (error) => onDeath(error));
     worker.on("exit", () => onDeath());
