@@ -1,7 +1,8 @@
 import { ToolMessage } from "@langchain/core/messages";
 import { isGraphBubbleUp } from "@langchain/langgraph";
 import type { ToolCallRequest } from "langchain";
-import { WorkspacePathError, type Workspace, type WorkspaceHost } from "../src/workspace.js";
+import type { FileOperations } from "../src/fileops/types.js";
+import { WorkspacePathError, type Workspace } from "../src/workspace.js";
 import { isWorkbenchTool } from "../tools/context.js";
 import { mapToolResultText, toolErrorMessage, withStateUpdate, type ToolCallResult } from "./toolResults.js";
 
@@ -16,7 +17,7 @@ export interface ToolCallContext {
   /** The tool is known never to change the workspace (see `readOnlyTools`). */
   readOnly: boolean;
   /** The host holding the files (the FileManager's `fileOps`); unset: this machine. */
-  host?: WorkspaceHost;
+  host?: Pick<FileOperations, "mkdirp" | "realpath">;
 }
 
 /** Runs the rest of the pipeline (later steps, then the tool). */

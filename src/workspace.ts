@@ -7,7 +7,7 @@ import type { FileOperations } from "./fileops/types.js";
  * What {@link Workspace.ensure} and {@link Workspace.resolve} need from the host holding the
  * files: any {@link FileOperations} (e.g. `ShellFileOperations` over SSH) fits.
  */
-export type WorkspaceHost = Pick<FileOperations, "mkdirp" | "realpath">;
+type WorkspaceHost = Pick<FileOperations, "mkdirp" | "realpath">;
 
 /** This machine's disk (the default host). */
 const LOCAL_HOST: WorkspaceHost = {

@@ -8,4 +8,3 @@ export { ParcelTracker } from "./parcel.js";
 export { ChokidarTracker } from "./chokidar.js";
 export { createChangeTracker, DEFAULT_TRACKER_KIND, TRACKER_KINDS, type CreateChangeTrackerOptions } from "./create.js";
 export { TrackerPool, DEFAULT_MAX_LIVE_TRACKERS, DEFAULT_TRACKER_IDLE_MS, type TrackerPoolOptions } from "./pool.js";
-export { isLocalDisk } from "./localDisk.js";
