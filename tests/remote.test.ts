@@ -162,6 +162,18 @@ describe("Workspace over a FileOperations", () => {
     assert.ok(calls.some((c) => c.startsWith(`realpath ${path.join(ws.dir, "out")}`)), calls.join("\n"));
     assert.equal(await ws.resolve("notes/new.md", ops), path.join(ws.dir, "notes/new.md"));
   });
+
+  test("a host that failed (unreachable) is asked again on the next call, not remembered as failed", async () => {
+    const ws = Workspace.forThread(path.join(tmp, "ws-flaky"), "t1");
+    let down = true;
+    const flaky = {
+      mkdirp: (p: string) => (down ? Promise.reject(Object.assign(new Error("connection lost"), { code: "ECONNRESET" })) : shellOps.mkdirp(p)),
+      realpath: (p: string) => shellOps.realpath(p),
+    };
+    await assert.rejects(ws.ensure(flaky), /connection lost/);
+    down = false;
+    assert.equal(await ws.ensure(flaky), ws.dir);
+  });
 });
 
 describe("FileManager fileOps option", () => {
