@@ -17,6 +17,7 @@ import { createBasicTools, type BasicToolsOptions } from "../tools/basic.js";
 import { createFileTools } from "../tools/files.js";
 import type { FileToolOptions } from "../tools/fileToolSupport.js";
 import { createWebTools, type WebToolsOptions } from "../tools/web.js";
+import type { FileOperations } from "./fileops/types.js";
 import { resolveRootDir, Workspace } from "./workspace.js";
 
 /** Options of {@link createWorkbench}. Every part also takes its own options object. */
@@ -26,6 +27,12 @@ export interface WorkbenchOptions {
    * resolved once here and passed to every part (so they can never disagree).
    */
   rootDir?: string;
+  /**
+   * File operations for every part that touches the workspace (the FileManager's tree and change
+   * tracking, and the file tools), e.g. `new ShellFileOperations(new SshEnvironment({ … }))` for
+   * workspaces on another host. Default: native local fs. A part's own `fileOps` wins.
+   */
+  fileOps?: FileOperations;
   /** Run `run_command` (the shell tool). Default: `WORKBENCH_ENABLE_SHELL=true`, else off. */
   enableShell?: boolean;
   /** FileManager middleware options (tree budget, path rewriting, `pathArgs`, tracker…). */
@@ -62,6 +69,9 @@ const partOptions = z.union([z.literal(false), z.record(z.string(), z.unknown())
 const workbenchOptionsSchema = z
   .object({
     rootDir: z.string().trim().min(1, "rootDir must be a non-empty path").optional(),
+    fileOps: z
+      .custom<FileOperations>((v) => typeof v === "object" && v !== null && typeof (v as FileOperations).readdir === "function", "fileOps must implement FileOperations")
+      .optional(),
     enableShell: z.boolean().optional(),
     fileManager: z.record(z.string(), z.unknown()).optional(),
     fileTools: partOptions,
@@ -76,9 +86,10 @@ export function createWorkbench(options: WorkbenchOptions = {}): Workbench {
   if (!parsed.success) throw new TypeError(`Invalid createWorkbench options: ${z.prettifyError(parsed.error)}`);
   const opts = options ?? {};
   const rootDir = resolveRootDir(opts.rootDir);
-  const fileManager = createFileManagerMiddleware({ ...opts.fileManager, rootDir });
+  const shared = opts.fileOps ? { fileOps: opts.fileOps } : {};
+  const fileManager = createFileManagerMiddleware({ ...shared, ...opts.fileManager, rootDir });
   const tools: StructuredTool[] = [];
-  if (opts.fileTools !== false) tools.push(...(createFileTools({ ...opts.fileTools, rootDir }) as StructuredTool[]));
+  if (opts.fileTools !== false) tools.push(...(createFileTools({ ...shared, ...opts.fileTools, rootDir }) as StructuredTool[]));
   if (opts.basicTools !== false) {
     tools.push(...createBasicTools({ ...opts.basicTools, rootDir, ...(opts.enableShell === undefined ? {} : { enableShell: opts.enableShell }) }));
   }

@@ -8,6 +8,8 @@ import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
 import { MemorySaver } from "@langchain/langgraph";
 import { createAgent } from "langchain";
+import { LocalShellEnvironment } from "../src/fileops/localShell.js";
+import { ShellFileOperations } from "../src/fileops/shell.js";
 import { createWorkbench, type WorkbenchOptions } from "../src/workbench.js";
 
 let root = "";
@@ -52,4 +54,31 @@ test("bad options fail at creation with a message naming the field", () => {
   assert.throws(() => createWorkbench({ rootDir: "" }), /rootDir/);
   assert.throws(() => createWorkbench({ webTool: false } as unknown as WorkbenchOptions), /webTool/);
   assert.throws(() => createWorkbench({ enableShell: "yes" } as unknown as WorkbenchOptions), /enableShell/);
+});
+
+test("fileOps reaches every part: tools write and the tree lists through the given file operations", async () => {
+  const fileOps = new ShellFileOperations(new LocalShellEnvironment());
+  const used = new Set<string>();
+  // Observe which parts go through the given backend (it stays a real ShellFileOperations).
+  const observed = new Proxy(fileOps, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver) as unknown;
+      if (typeof value !== "function") return value;
+      return (...args: unknown[]) => {
+        used.add(String(prop));
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  const wb = createWorkbench({ rootDir: path.join(root, "remote"), fileOps: observed, webTools: false });
+  const model = fakeModel()
+    .respondWithTools([{ name: "write_file", args: { path: "r.txt", content: "remote\n" }, id: "w" }])
+    .respond(new AIMessage("ok"));
+  const agent = createAgent({ model, tools: wb.tools, middleware: wb.middleware, checkpointer: new MemorySaver() });
+  await agent.invoke({ messages: [new HumanMessage("write")] }, { configurable: { thread_id: "r" } });
+  await wb.close();
+  assert.equal(await readFile(path.join(root, "remote", "r", "r.txt"), "utf8"), "remote\n");
+  assert.ok(used.has("writeAtomic"), "write_file used the given fileOps");
+  assert.ok(used.has("readdir"), "the tree listed through the given fileOps");
+  assert.match(model.calls.at(-1)!.messages.map((m) => String(m.content)).join("\n"), /r\.txt/);
 });
