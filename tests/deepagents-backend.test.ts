@@ -1,6 +1,6 @@
 // WorkbenchBackend driven by deepagents' own tools through a real createDeepAgent run.
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, symlink, truncate, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { after, before, test } from "node:test";
@@ -137,6 +137,15 @@ test("read pagination follows deepagents' 0-based offset and reports the next of
   assert.deepEqual([page.startLine, page.endLine, page.totalLines, page.nextOffset], [11, 15, 30, 15]);
   const past = await backend.read("/long.txt", 99, 5);
   assert.match(past.error ?? "", /past the end .*30 lines/);
+
+  // A window at the top of a huge file does not stream the rest of it to count lines.
+  const huge = path.join(dir, "huge.log");
+  await writeFile(huge, Array.from({ length: 1_000 }, (_, i) => `entry ${i + 1}`).join("\n") + "\n");
+  await truncate(huge, 64 * 1024 * 1024);
+  const top = await backend.read("/huge.log", 0, 3);
+  assert.equal(top.content, "entry 1\nentry 2\nentry 3");
+  assert.equal(top.totalLines, undefined);
+  assert.equal(top.nextOffset, 3);
 });
 
 test("over shell file operations (the SSH/Docker path) glob and grep walk through the FileOperations contract", async () => {

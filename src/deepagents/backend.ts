@@ -190,15 +190,19 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       const capped = kept < lines.length;
       lines = lines.slice(0, kept);
       const text = lines.join("\n");
-      const totalLines = window.totalLines ?? (await this.ops.countLines(t.system));
+      // Counting streams the rest of the file: worth it for the "of T lines" hint on ordinary
+      // files, not for a window at the top of a multi-GB log (totalLines is optional in deepagents).
+      const size = (await this.ops.stat(t.system))?.size ?? Number.POSITIVE_INFINITY;
+      const totalLines = window.totalLines ?? (size <= COUNT_LINES_MAX_BYTES ? await this.ops.countLines(t.system) : undefined);
       const endLine = start + lines.length;
+      const more = capped || window.hasMore || (totalLines !== undefined && endLine < totalLines);
       return {
         content: this.redact ? redactSecrets(text) : text,
         mimeType: "text/plain",
-        totalLines,
+        ...(totalLines === undefined ? {} : { totalLines }),
         startLine: start + 1,
         endLine,
-        nextOffset: capped || window.hasMore || endLine < totalLines ? endLine : undefined,
+        nextOffset: more ? endLine : undefined,
       };
     });
   }
@@ -514,6 +518,8 @@ export class WorkbenchBackend implements BackendProtocolV2 {
 /** Matches a grep returns before saying it was truncated (deepagents prints every match). */
 const MAX_GREP_MATCHES = 1_000;
 const SEARCH_TIMEOUT_MS = 30_000;
+/** Files up to this size get a total line count with each read window. */
+const COUNT_LINES_MAX_BYTES = 32 * 1024 * 1024;
 
 interface RawGrep {
   /** `path` is a system path; `text` is the raw line. */
