@@ -341,7 +341,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       const device = devicePathReason(agentPath.trim());
       if (device) return { error: device } as R;
       ws = this.workspace();
-      const system = await ws.resolve(agentPath);
+      const system = await ws.resolve(agentPath, this.ops);
       return await fn({ ws, system, shown: this.shownPath(ws, system) });
     } catch (err) {
       const message = err instanceof WorkspacePathError ? err.message : describeFsError(err, agentPath);
