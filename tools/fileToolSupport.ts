@@ -6,6 +6,8 @@
 import os from "node:os";
 import path from "node:path";
 import { ToolMessage } from "@langchain/core/messages";
+import { tool } from "@langchain/core/tools";
+import type { z } from "zod";
 import { assertFileOperations } from "../src/changes/localDisk.js";
 import { LocalFileOperations } from "../src/fileops/local.js";
 import type { FileOperations } from "../src/fileops/types.js";
@@ -221,6 +223,33 @@ const probes = new WeakMap<object, FileToolProbe>();
 export function registerFileToolProbe<T extends object>(tool: T, probe: FileToolProbe): T {
   probes.set(tool, probe);
   return tool;
+}
+
+/** What a file tool's core returns: the JSON payload, and whether it answers an error. */
+export interface FileToolOutcome {
+  payload: Record<string, unknown>;
+  isError: boolean;
+}
+
+/**
+ * Builds one file tool: runs `run`, answers with {@link fileToolResult} (JSON; an error
+ * ToolMessage when the call failed) and registers the guards' probe for it.
+ */
+export function defineFileTool<S extends z.ZodObject>(spec: {
+  name: string;
+  description: string;
+  schema: S;
+  run: (args: z.infer<S>, config: unknown) => Promise<FileToolOutcome>;
+  probe: FileToolProbe;
+}) {
+  const fileTool = tool(
+    async (args: z.infer<S>, config: unknown) => {
+      const { payload, isError } = await spec.run(args, config);
+      return fileToolResult(spec.name, config, payload, isError);
+    },
+    { name: spec.name, description: spec.description, schema: spec.schema },
+  );
+  return registerFileToolProbe(fileTool, spec.probe);
 }
 
 /** The probe registered for `tool`, if it is a file tool. */

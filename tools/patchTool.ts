@@ -6,7 +6,6 @@
  * FileManager middleware adds the staleness warning. Output text (diffs, "did you mean"
  * regions) is redacted like read_file, so a patch cannot be used to read a secret.
  */
-import { tool } from "@langchain/core/tools";
 import { z } from "zod";
 import { withPathLock, withPathLocks } from "../src/fileops/lock.js";
 import { hasBinaryExtension, sniffBinary, SNIFF_BYTES } from "../src/guards/binary.js";
@@ -16,8 +15,7 @@ import {
   assertWritableTarget,
   errorPayload,
   FileToolError,
-  fileToolResult,
-  registerFileToolProbe,
+  defineFileTool,
   resolveFileTarget,
   resolveFileToolOptions,
   type FileTarget,
@@ -254,20 +252,15 @@ async function patchProbeTargets(args: unknown, config: unknown, opts: ResolvedF
  */
 export function createPatchTool(options: FileToolOptions = {}) {
   const opts = resolveFileToolOptions(options);
-  const patch = tool(
-    async (args: PatchArgs, config) => {
-      const { payload, isError } = await patchCore(args, config, opts);
-      return fileToolResult("patch", config, payload, isError);
-    },
-    {
-      name: "patch",
-      description:
-        'Edit files. mode "replace" (default): path + old_string + new_string (+ replace_all) — old_string is copied from the file without "N|" gutters; ' +
-        "small whitespace/indentation differences are tolerated and the answer names the match_strategy used. " +
-        'mode "patch": a V4A multi-file patch (Update/Add/Delete/Move File), checked completely before anything is written — all or nothing. ' +
-        "Returns JSON with a unified diff. Several matches → the locations; no match → the closest regions.",
-      schema: patchSchema,
-    },
-  );
-  return registerFileToolProbe(patch, { kind: "write", targets: (args, config) => patchProbeTargets(args, config, opts) });
+  return defineFileTool({
+    name: "patch",
+    description:
+      'Edit files. mode "replace" (default): path + old_string + new_string (+ replace_all) — old_string is copied from the file without "N|" gutters; ' +
+      "small whitespace/indentation differences are tolerated and the answer names the match_strategy used. " +
+      'mode "patch": a V4A multi-file patch (Update/Add/Delete/Move File), checked completely before anything is written — all or nothing. ' +
+      "Returns JSON with a unified diff. Several matches → the locations; no match → the closest regions.",
+    schema: patchSchema,
+    run: (args, config) => patchCore(args, config, opts),
+    probe: { kind: "write", targets: (args, config) => patchProbeTargets(args, config, opts) },
+  });
 }

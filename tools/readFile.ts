@@ -7,7 +7,6 @@
  * in the FileManager middleware; without it the tool still works, just without those guards.
  */
 import path from "node:path";
-import { tool } from "@langchain/core/tools";
 import { z } from "zod";
 import type { FileOperations, FileStat } from "../src/fileops/types.js";
 import { binaryFileMessage, hasBinaryExtension, sniffBinary, SNIFF_BYTES } from "../src/guards/binary.js";
@@ -17,9 +16,8 @@ import { redactSecrets, REDACTION_MARKER_PREFIX } from "../src/guards/redact.js"
 import {
   errorPayload,
   FileToolError,
-  fileToolResult,
   probeTarget,
-  registerFileToolProbe,
+  defineFileTool,
   resolveFileTarget,
   resolveFileToolOptions,
   type FileTarget,
@@ -298,26 +296,21 @@ export async function readFileCore(args: ReadFileArgs, config: unknown, opts: Re
  */
 export function createReadFileTool(options: FileToolOptions = {}) {
   const opts = resolveFileToolOptions(options);
-  const readFile = tool(
-    async (args: ReadFileArgs, config) => {
-      const { payload, isError } = await readFileCore(args, config, opts);
-      return fileToolResult("read_file", config, payload, isError);
+  return defineFileTool({
+    name: "read_file",
+    description:
+      `Read a text file. Returns JSON: "content" as numbered lines "N|text" (the "N|" gutter is not part of the file — never copy it into write_file or patch), ` +
+      `"total_lines", "file_size", "truncated" and a "hint" telling the offset to continue with. Reads ${READ_DEFAULT_LIMIT} lines by default (limit up to ${READ_MAX_LIMIT}); ` +
+      "for long files read further windows with offset instead of re-reading. Binary files, devices, credential files (.env, keys) are refused; secrets are shown masked as «redacted…».",
+    schema: readFileSchema,
+    run: (args, config) => readFileCore(args, config, opts),
+    probe: {
+      kind: "read",
+      window: (args) => {
+        const w = clampWindow((args ?? {}) as { offset?: unknown; limit?: unknown });
+        return `${w.offset}:${w.limit}`;
+      },
+      targets: (args, config) => probeTarget((args as { path?: unknown })?.path, config, opts),
     },
-    {
-      name: "read_file",
-      description:
-        `Read a text file. Returns JSON: "content" as numbered lines "N|text" (the "N|" gutter is not part of the file — never copy it into write_file or patch), ` +
-        `"total_lines", "file_size", "truncated" and a "hint" telling the offset to continue with. Reads ${READ_DEFAULT_LIMIT} lines by default (limit up to ${READ_MAX_LIMIT}); ` +
-        "for long files read further windows with offset instead of re-reading. Binary files, devices, credential files (.env, keys) are refused; secrets are shown masked as «redacted…».",
-      schema: readFileSchema,
-    },
-  );
-  return registerFileToolProbe(readFile, {
-    kind: "read",
-    window: (args) => {
-      const w = clampWindow((args ?? {}) as { offset?: unknown; limit?: unknown });
-      return `${w.offset}:${w.limit}`;
-    },
-    targets: (args, config) => probeTarget((args as { path?: unknown })?.path, config, opts),
   });
 }

@@ -7,7 +7,6 @@
  * Staleness (the file changed since this thread read it) is added by the FileManager
  * middleware (middleware/fileGuards.ts); without it the write works, with no staleness warning.
  */
-import { tool } from "@langchain/core/tools";
 import { z } from "zod";
 import { withPathLock } from "../src/fileops/lock.js";
 import type { FileOperations } from "../src/fileops/types.js";
@@ -17,9 +16,8 @@ import {
   assertWritableTarget,
   errorPayload,
   FileToolError,
-  fileToolResult,
   probeTarget,
-  registerFileToolProbe,
+  defineFileTool,
   resolveFileTarget,
   resolveFileToolOptions,
   type FileTarget,
@@ -145,22 +143,14 @@ export async function writeFileCore(args: WriteFileArgs, config: unknown, opts: 
  */
 export function createWriteFileTool(options: FileToolOptions = {}) {
   const opts = resolveFileToolOptions(options);
-  const writeFile = tool(
-    async (args: WriteFileArgs, config) => {
-      const { payload, isError } = await writeFileCore(args, config, opts);
-      return fileToolResult("write_file", config, payload, isError);
-    },
-    {
-      name: "write_file",
-      description:
-        "Create or overwrite a whole text file (atomic; parent directories are created; an existing file keeps its CRLF line endings and BOM). " +
-        'Send the full plain content — never read_file\'s "N|" gutters or «redacted…» markers. For a small change to an existing file prefer patch. ' +
-        "Returns JSON with bytes_written and dirs_created.",
-      schema: writeFileSchema,
-    },
-  );
-  return registerFileToolProbe(writeFile, {
-    kind: "write",
-    targets: (args, config) => probeTarget((args as { path?: unknown })?.path, config, opts),
+  return defineFileTool({
+    name: "write_file",
+    description:
+      "Create or overwrite a whole text file (atomic; parent directories are created; an existing file keeps its CRLF line endings and BOM). " +
+      'Send the full plain content — never read_file\'s "N|" gutters or «redacted…» markers. For a small change to an existing file prefer patch. ' +
+      "Returns JSON with bytes_written and dirs_created.",
+    schema: writeFileSchema,
+    run: (args, config) => writeFileCore(args, config, opts),
+    probe: { kind: "write", targets: (args, config) => probeTarget((args as { path?: unknown })?.path, config, opts) },
   });
 }
