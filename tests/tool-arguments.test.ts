@@ -8,6 +8,7 @@ import { ToolMessage } from "@langchain/core/messages";
 import { createAgent, createMiddleware } from "langchain";
 import { createBasicTools } from "../tools/basic.js";
 import { createFileTools } from "../tools/files.js";
+import { createWebTools } from "../tools/web.js";
 import { scriptedModel, tempRoot } from "./helpers/agentHarness.js";
 
 const passThrough = createMiddleware({ name: "PassThrough", wrapToolCall: (request, handler) => handler(request) });
@@ -15,7 +16,7 @@ const passThrough = createMiddleware({ name: "PassThrough", wrapToolCall: (reque
 test("schema failures become error ToolMessages that name the field and the fix; the run continues", async () => {
   const { root, cleanup } = await tempRoot("wb-args-");
   try {
-    const tools = [...createBasicTools({ rootDir: root }), ...createFileTools({ rootDir: root })];
+    const tools = [...createBasicTools({ rootDir: root }), ...createFileTools({ rootDir: root }), ...createWebTools({ env: {} })];
     const model = await scriptedModel([
       [
         { name: "read_file", args: { path: 42, offset: "first" }, id: "c1" },
@@ -23,13 +24,15 @@ test("schema failures become error ToolMessages that name the field and the fix;
         { name: "search_files", args: { pattern: ["x"] }, id: "c3" },
         { name: "patch", args: { mode: "sideways" }, id: "c4" },
         { name: "get_current_time", args: { timezone: 7 }, id: "c5" },
+        { name: "web_search", args: { query: 3 }, id: "c6" },
+        { name: "web_extract", args: { urls: "not-a-list" }, id: "c7" },
       ],
       "done",
     ]);
     const agent = createAgent({ model, tools, middleware: [passThrough] });
     const result = await agent.invoke({ messages: [{ role: "user", content: "go" }] }, { configurable: { thread_id: "args" } });
     const toolMessages = result.messages.filter((m) => ToolMessage.isInstance(m)) as ToolMessage[];
-    assert.equal(toolMessages.length, 5);
+    assert.equal(toolMessages.length, 7);
     for (const m of toolMessages) {
       assert.equal(m.status, "error", `${m.name} should answer with an error`);
       const text = String(m.content);

@@ -13,6 +13,7 @@ import { urlKey, type ExtractedPage } from "../src/web/common.js";
 import { createWebDebugLog, type DebugUrlRecord, type WebDebugOptions } from "../src/web/debug.js";
 import { stripDataImages } from "../src/web/htmlToMarkdown.js";
 import { scrubSecrets } from "../src/web/retry.js";
+import { markWorkbenchTool } from "./context.js";
 import {
   buildBackend,
   configuredSecrets,
@@ -261,7 +262,7 @@ export function createWebTools(options: WebToolsOptions = {}): StructuredTool[] 
     },
   );
 
-  return [webSearch, webExtract];
+  return [markWorkbenchTool(webSearch), markWorkbenchTool(webExtract)];
 }
 
 type Slot = ReturnType<BackendSlot["get"]>;
