@@ -14,6 +14,7 @@ import { fileURLToPath } from "node:url";
 import { after, before, describe, it } from "node:test";
 import { tempRoot } from "./helpers/agentHarness.js";
 import { FakeVendors, fakeVendorEnv } from "./helpers/fakeVendors.js";
+import { chatCompletionBody, type ChatReply } from "./helpers/fakeOpenAI.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const demo = path.join(here, "..", "examples", "quickstart.ts");
@@ -158,7 +159,7 @@ describe("offline demo", () => {
   });
 });
 
-type Reply = { content?: string; tool_calls?: { id: string; type: "function"; function: { name: string; arguments: string } }[] };
+type Reply = ChatReply;
 
 /** An OpenAI-compatible chat endpoint on 127.0.0.1 answering from a script; records the tools each request offered. */
 async function startChatServer(replies: Reply[]): Promise<{ server: Server; baseURL: string; offeredTools: string[][] }> {
@@ -173,16 +174,7 @@ async function startChatServer(replies: Reply[]): Promise<{ server: Server; base
     offeredTools.push((payload.tools ?? []).map((t: { function: { name: string } }) => t.function.name));
     const reply = replies[Math.min(offeredTools.length - 1, replies.length - 1)]!;
     res.writeHead(200, { "content-type": "application/json" });
-    res.end(
-      JSON.stringify({
-        id: `chatcmpl-${offeredTools.length}`,
-        object: "chat.completion",
-        created: 1_700_000_000,
-        model: payload.model,
-        choices: [{ index: 0, message: { role: "assistant", content: reply.content ?? null, ...(reply.tool_calls ? { tool_calls: reply.tool_calls } : {}) }, finish_reason: reply.tool_calls ? "tool_calls" : "stop" }],
-        usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
-      }),
-    );
+    res.end(JSON.stringify(chatCompletionBody(reply, offeredTools.length, payload.model)));
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return { server, baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, offeredTools };

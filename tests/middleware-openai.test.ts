@@ -15,6 +15,7 @@ import { createAgent } from "langchain";
 import { createFileManagerMiddleware, type FileManagerMiddleware } from "../middleware/index.js";
 import { createBasicTools } from "../tools/index.js";
 import { tempRoot, workspaceTools } from "./helpers/agentHarness.js";
+import { chatCompletionBody, type ChatReply } from "./helpers/fakeOpenAI.js";
 
 type WireMessage = { role: string; content?: unknown; tool_calls?: { id: string }[]; tool_call_id?: string; name?: string };
 
@@ -33,7 +34,7 @@ function openAiViolation(messages: WireMessage[]): string | undefined {
   return undefined;
 }
 
-const replies = [
+const replies: ChatReply[] = [
   { tool_calls: [{ id: "call_a", type: "function", function: { name: "create_file", arguments: JSON.stringify({ path: "plan.md" }) } }] },
   {
     tool_calls: [
@@ -71,14 +72,7 @@ before(async () => {
     const violation = openAiViolation(payload.messages);
     if (violation) return send(400, { error: { message: `Invalid parameter: ${violation}`, type: "invalid_request_error" } });
     const reply = replies[Math.min(requests.length - 1, replies.length - 1)]!;
-    send(200, {
-      id: `chatcmpl-${requests.length}`,
-      object: "chat.completion",
-      created: 1_700_000_000,
-      model: payload.model,
-      choices: [{ index: 0, message: { role: "assistant", content: reply.content ?? null, ...(reply.tool_calls ? { tool_calls: reply.tool_calls } : {}) }, finish_reason: reply.tool_calls ? "tool_calls" : "stop" }],
-      usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
-    });
+    send(200, chatCompletionBody(reply, requests.length, payload.model));
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   baseURL = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
