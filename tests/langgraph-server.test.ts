@@ -7,7 +7,7 @@ import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { after, before, test } from "node:test";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const examples = path.join(repo, "examples");
@@ -77,6 +77,8 @@ before(async () => {
     LANGCHAIN_TRACING_V2: "false",
     WORKBENCH_ROOT: path.join(tmp, "agent_files"),
     NO_PROXY: "127.0.0.1,localhost",
+    // The server and its workers may only talk to loopback, like the tests themselves.
+    NODE_OPTIONS: [process.env.NODE_OPTIONS, `--import=${pathToFileURL(path.join(repo, "tests", "setup", "loopback-only.mjs")).href}`].filter(Boolean).join(" "),
   };
   delete env.OPENAI_API_KEY;
   server = spawn(

@@ -1,4 +1,4 @@
-// Proves the loopback-only guard loaded before every test file (tests/setup/loopback-only.ts).
+// Proves the loopback-only guard loaded before every test file (tests/setup/loopback-only.mjs).
 import test from "node:test";
 import assert from "node:assert/strict";
 import net from "node:net";
