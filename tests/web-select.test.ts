@@ -5,12 +5,12 @@ process.env.NO_PROXY = "127.0.0.1,localhost";
 process.env.no_proxy = "127.0.0.1,localhost";
 
 import assert from "node:assert/strict";
-import { after, before, beforeEach, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import type { StructuredTool } from "@langchain/core/tools";
 import { selectBackend } from "../src/web/select.js";
 import type { WebBackend } from "../src/web/types.js";
 import { createWebTools } from "../tools/web.js";
-import { FakeVendors, fakePublicLookup, fakeVendorEnv } from "./helpers/fakeVendors.js";
+import { FakeVendors, fakePublicLookup, fakeVendorEnv, useFakeVendors } from "./helpers/fakeVendors.js";
 
 describe("selectBackend", () => {
   const keys = { FIRECRAWL_API_KEY: "fc-x", PARALLEL_API_KEY: "p", TAVILY_API_KEY: "t", EXA_API_KEY: "e" };
@@ -64,13 +64,7 @@ describe("selectBackend", () => {
 
 describe("createWebTools backend selection (real SDKs against the fake)", () => {
   let fake: FakeVendors;
-  before(async () => {
-    fake = await FakeVendors.start();
-  });
-  after(async () => {
-    await fake.close();
-  });
-  beforeEach(() => fake.reset());
+  useFakeVendors((f) => (fake = f));
 
   const common = { urlSafety: { lookup: fakePublicLookup }, policy: { respectRobots: "off" as const }, summarizer: false as const };
 

@@ -9,7 +9,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { after, before, beforeEach, describe, test } from "node:test";
+import { after, before, describe, test } from "node:test";
 import { AIMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
 import type { StructuredTool } from "@langchain/core/tools";
@@ -24,19 +24,17 @@ import {
   withRetries,
 } from "../src/web/retry.js";
 import { createWebTools, type WebProgressEvent, type WebToolsOptions } from "../tools/web.js";
-import { FAKE_KEYS, FakeVendors, fakePublicLookup, fakeVendorEnv } from "./helpers/fakeVendors.js";
+import { FAKE_KEYS, FakeVendors, fakePublicLookup, fakeVendorEnv, useFakeVendors } from "./helpers/fakeVendors.js";
 
 let fake: FakeVendors;
 let tmp: string;
+useFakeVendors((f) => (fake = f));
 before(async () => {
-  fake = await FakeVendors.start();
   tmp = await mkdtemp(path.join(os.tmpdir(), "web-tools-"));
 });
 after(async () => {
-  await fake.close();
   await rm(tmp, { recursive: true, force: true });
 });
-beforeEach(() => fake.reset());
 
 function tools(extra: Partial<WebToolsOptions> = {}, env: Record<string, string> = {}): [StructuredTool, StructuredTool] {
   const [search, extract] = createWebTools({

@@ -4,19 +4,13 @@ process.env.NO_PROXY = "127.0.0.1,localhost";
 process.env.no_proxy = "127.0.0.1,localhost";
 
 import assert from "node:assert/strict";
-import { after, before, beforeEach, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import type { StructuredTool } from "@langchain/core/tools";
 import { createWebTools, type WebToolsOptions } from "../tools/web.js";
-import { FAKE_KEYS, FakeVendors, VENDORS, fakePublicLookup, fakeVendorEnv, type Vendor } from "./helpers/fakeVendors.js";
+import { FAKE_KEYS, FakeVendors, VENDORS, fakePublicLookup, fakeVendorEnv, type Vendor, useFakeVendors } from "./helpers/fakeVendors.js";
 
 let fake: FakeVendors;
-before(async () => {
-  fake = await FakeVendors.start();
-});
-after(async () => {
-  await fake.close();
-});
-beforeEach(() => fake.reset());
+useFakeVendors((f) => (fake = f));
 
 const FAST_RETRY = { attempts: 3, baseDelayMs: 5, maxDelayMs: 20 };
 

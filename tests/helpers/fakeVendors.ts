@@ -6,6 +6,7 @@
  */
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { after, before, beforeEach } from "node:test";
 
 export type Vendor = "tavily" | "exa" | "firecrawl" | "parallel";
 export const VENDORS: readonly Vendor[] = ["tavily", "exa", "firecrawl", "parallel"];
@@ -311,4 +312,20 @@ export function fakeVendorEnv(fake: FakeVendors, vendors: readonly Vendor[] = VE
 export async function fakePublicLookup(host: string): Promise<string[]> {
   if (host === "localhost") return ["127.0.0.1"];
   return ["93.184.215.14"];
+}
+
+/**
+ * Starts one fake server for the enclosing suite (or file), closes it after, and clears its
+ * recorded requests and scripted faults before each test. `use` receives the running server.
+ */
+export function useFakeVendors(use: (fake: FakeVendors) => void): void {
+  let fake: FakeVendors | undefined;
+  before(async () => {
+    fake = await FakeVendors.start();
+    use(fake);
+  });
+  after(async () => {
+    await fake?.close();
+  });
+  beforeEach(() => fake?.reset());
 }
