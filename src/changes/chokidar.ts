@@ -1,6 +1,6 @@
 import type { FSWatcher } from "chokidar";
 import { ignoredPathMatcher } from "./ignore-names.js";
-import { WatchingTracker, type WatchingTrackerOptions } from "./watching.js";
+import { WatchingTracker } from "./watching.js";
 
 const STRUCTURAL = new Set(["add", "addDir", "unlink", "unlinkDir"]);
 
@@ -11,10 +11,6 @@ const STRUCTURAL = new Set(["add", "addDir", "unlink", "unlinkDir"]);
 export class ChokidarTracker extends WatchingTracker {
   readonly kind = "chokidar" as const;
   private watcher: FSWatcher | undefined;
-
-  constructor(dir: string, options: WatchingTrackerOptions = {}) {
-    super(dir, options);
-  }
 
   protected async openWatcher(): Promise<void> {
     const { watch } = await import("chokidar");

@@ -1,7 +1,7 @@
 import type { AsyncSubscription, Event } from "@parcel/watcher";
 import path from "node:path";
 import { ignoredPathMatcher } from "./ignore-names.js";
-import { WatchingTracker, type WatchingTrackerOptions } from "./watching.js";
+import { WatchingTracker } from "./watching.js";
 
 /**
  * Tracker on `@parcel/watcher` (native, recursive: inotify on Linux, FSEvents on macOS,
@@ -11,10 +11,6 @@ import { WatchingTracker, type WatchingTrackerOptions } from "./watching.js";
 export class ParcelTracker extends WatchingTracker {
   readonly kind = "parcel" as const;
   private subscription: AsyncSubscription | undefined;
-
-  constructor(dir: string, options: WatchingTrackerOptions = {}) {
-    super(dir, options);
-  }
 
   protected async openWatcher(): Promise<void> {
     // Loaded on first use: the native addon costs nothing for users who never track changes.
