@@ -1,7 +1,7 @@
 // File operations backends: ShellFileOperations and the environments it runs commands in.
 // LocalFileOperations (native fs) lives in ./local.ts.
 export { ShellFileOperations, needsPolling, type ShellFileOperationsOptions } from "./shell.js";
-export type { Environment, ExecOptions, ExecResult } from "./environment.js";
+export type { Environment, EnvironmentOption, EnvironmentProvider, ExecOptions, ExecResult } from "./environment.js";
 export { LocalShellEnvironment, type LocalShellEnvironmentOptions } from "./localShell.js";
 export { SshEnvironment, hostKeyMatcher, type SshEnvironmentOptions } from "./ssh.js";
 export { DockerEnvironment, type DockerEnvironmentOptions } from "./docker.js";

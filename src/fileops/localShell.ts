@@ -9,7 +9,7 @@ import { checkExecOptions, type Environment, type ExecOptions, type ExecResult }
 export function runProcess(
   file: string,
   args: readonly string[],
-  options: ExecOptions & { env?: NodeJS.ProcessEnv } = {},
+  options: Omit<ExecOptions, "env"> & { env?: NodeJS.ProcessEnv } = {},
 ): Promise<ExecResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(file, args, {
