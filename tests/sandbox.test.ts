@@ -167,7 +167,8 @@ describe("SandboxEnvironment (real bwrap)", { skip }, () => {
       });
     });
 
-    describe("no process outlives the call", () => {
+    // A regression here shows as pipes held open forever: fail instead of hanging.
+    describe("no process outlives the call", { timeout: 30_000 }, () => {
       const survivors = (token: string) =>
         [
           `(sleep 1; echo alive > bg-${token}) &`,
@@ -229,9 +230,10 @@ describe("SandboxEnvironment (real bwrap)", { skip }, () => {
       assert.ok(!r.text.includes("NESTED"), r.text);
     });
 
-    it("does not pass its control pipes (--args, --json-status-fd) to the command", async () => {
-      const r = await out('for fd in 3 4; do [ -e /proc/$$/fd/$fd ] && echo "open $fd"; done; true');
-      assert.equal(r.stdout.toString(), "");
+    it("passes no descriptor but stdin, stdout and stderr (no control pipe, nothing inherited)", async () => {
+      // "; true" keeps bash from exec-ing ls, so $$ is the shell, not ls with its own directory fd.
+      const r = await out("ls -1 /proc/$$/fd; true");
+      assert.deepEqual(r.stdout.toString().split("\n").filter(Boolean).sort(), ["0", "1", "2"]);
     });
   });
 

@@ -76,6 +76,12 @@ const ETC_ENTRIES = [
   "inputrc",
   "terminfo",
 ];
+/**
+ * Run first inside the sandbox: closes descriptors the Node process inherited from its own parent
+ * without close-on-exec (bwrap passes them on), then becomes `bash -c <command>` exactly.
+ */
+const CLOSE_INHERITED_FDS =
+  'for f in /proc/$$/fd/*; do n=${f##*/}; case $n in 0|1|2) ;; *) [ -e "$f" ] && eval "exec $n>&-" ;; esac; done; exec bash -c "$1"';
 const DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 const DEFAULT_TIMEOUT_MS = 60_000;
 const PROBE_TIMEOUT_MS = 10_000;
@@ -243,6 +249,7 @@ export class SandboxEnvironment implements Environment {
   private readonly env: Record<string, string>;
   private readonly readOnlyBinds: string[];
   private readonly bwrapPath: string | undefined;
+  private resolvedBwrap: Promise<string | undefined> | undefined;
   private readonly defaultTimeoutMs: number;
   private readonly running = new Set<() => void>();
 
@@ -262,7 +269,8 @@ export class SandboxEnvironment implements Environment {
     if (typeof command !== "string") throw new TypeError("exec: command must be a string");
     checkExecOptions(options);
     const cwd = this.checkCwd(options.cwd);
-    const bwrapPath = this.bwrapPath ?? (await findBwrap());
+    this.resolvedBwrap ??= this.bwrapPath ? Promise.resolve(this.bwrapPath) : findBwrap();
+    const bwrapPath = await this.resolvedBwrap;
     if (!bwrapPath) throw new Error("SandboxEnvironment: bwrap is not installed (apt-get install bubblewrap)");
     const layout = await hostLayout(bwrapPath);
     await mkdir(this.workspaceDir, { recursive: true });
@@ -303,7 +311,7 @@ export class SandboxEnvironment implements Environment {
    */
   private spawnSandbox(bwrapPath: string, args: string[], command: string, options: ExecOptions): Promise<ExecResult> {
     return new Promise((resolve, reject) => {
-      const child = spawn(bwrapPath, ["--args", "3", "--json-status-fd", "4", "--", "bash", "-c", command], {
+      const child = spawn(bwrapPath, ["--args", "3", "--json-status-fd", "4", "--", "bash", "-c", CLOSE_INHERITED_FDS, "bash", command], {
         env: {},
         stdio: ["pipe", "pipe", "pipe", "pipe", "pipe"],
         detached: true,
