@@ -5,4 +5,14 @@ export type { Environment, EnvironmentOption, EnvironmentProvider, ExecOptions, 
 export { LocalShellEnvironment, type LocalShellEnvironmentOptions } from "./localShell.js";
 export { SshEnvironment, hostKeyMatcher, type SshEnvironmentOptions } from "./ssh.js";
 export { DockerEnvironment, type DockerEnvironmentOptions } from "./docker.js";
+export {
+  SandboxEnvironment,
+  commandEnvironmentFor,
+  detectSandbox,
+  defaultSandboxEnv,
+  type CommandEnvironment,
+  type CommandEnvironmentOptions,
+  type SandboxAvailability,
+  type SandboxEnvironmentOptions,
+} from "./sandbox.js";
 export { shellQuote } from "./quote.js";
