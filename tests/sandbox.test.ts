@@ -356,6 +356,25 @@ describe("detectSandbox / commandEnvironmentFor", () => {
     assert.match(!found.available ? found.reason : "", /\/nonexistent\/bwrap/);
   });
 
+  it("explains a bwrap that cannot create namespaces (the case of hosts that forbid them)", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "wb-fake-bwrap-"));
+    try {
+      // Stands in for a real bwrap on a host without unprivileged user namespaces: same message, same exit code.
+      const fake = path.join(dir, "bwrap");
+      await writeFile(
+        fake,
+        '#!/bin/sh\n[ "$1" = --help ] && { echo "usage: bwrap"; exit 0; }\n' +
+          'echo "bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces." >&2\nexit 1\n',
+        { mode: 0o755 },
+      );
+      const found = await detectSandbox({ bwrapPath: fake });
+      assert.equal(found.available, false);
+      assert.match(!found.available ? found.reason : "", /No permissions to creating new namespace.*unprivileged user namespaces look disabled/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it("auto without a sandbox: local environment, a reason, and one warning per process", async (t) => {
     const warn = t.mock.method(console, "warn", () => undefined);
     const dir = await mkdtemp(path.join(os.tmpdir(), "wb-sandbox-auto-"));
@@ -384,6 +403,7 @@ describe("detectSandbox / commandEnvironmentFor", () => {
     assert.match(off.reason ?? "", /"off"/);
     assert.equal(warn.mock.callCount(), 0);
     await assert.rejects(commandEnvironmentFor("/tmp/x", { sandbox: "sometimes" as "auto" }), /sandbox/);
+    await assert.rejects(commandEnvironmentFor("relative", { sandbox: "off" }), /absolute path/);
   });
 
   it("auto and required give a SandboxEnvironment where bwrap works", { skip }, async () => {

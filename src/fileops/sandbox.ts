@@ -428,6 +428,9 @@ let warnedUnsandboxed = false;
 export async function commandEnvironmentFor(workspaceDir: string, options: CommandEnvironmentOptions = {}): Promise<CommandEnvironment> {
   const parsed = commandEnvironmentSchema.safeParse(options ?? {});
   if (!parsed.success) throw new TypeError(`Invalid shell sandbox options: ${z.prettifyError(parsed.error)}`);
+  if (typeof workspaceDir !== "string" || !path.isAbsolute(workspaceDir)) {
+    throw new TypeError(`commandEnvironmentFor: workspaceDir must be an absolute path (got ${String(workspaceDir)})`);
+  }
   const opts = parsed.data;
   const mode = opts.sandbox ?? "auto";
   const unsandboxed = (reason: string): CommandEnvironment => ({
