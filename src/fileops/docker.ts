@@ -28,14 +28,17 @@ export const EXEC_ID_VAR = "WORKBENCH_EXEC_ID";
  * Kills the processes of one call inside the container: those carrying the call's marker
  * variable (inherited across `setsid` and `nohup`), and everything in the session or process
  * group of a marked process (the call's shell is a session leader: runc makes every exec one).
- * Two passes catch children forked while the first pass ran. Pure POSIX sh + grep; /proc only.
+ * A second pass, when the first killed something, catches children forked meanwhile. POSIX sh
+ * and one grep per pass.
  */
 const REAP = `wb_reap() {
-  wb_t=$1 wb_spare=$2 wb_pass=0
-  while [ $wb_pass -lt 2 ]; do
+  wb_t=$1 wb_spare=$2 wb_pass=0 wb_hit=1
+  while [ $wb_pass -lt 2 ] && [ $wb_hit = 1 ]; do
+    wb_hit=0
     wb_m=" "
-    for wb_d in /proc/[0-9]*; do
-      grep -qzx "${EXEC_ID_VAR}=$wb_t" "$wb_d/environ" 2>/dev/null && wb_m="$wb_m\${wb_d#/proc/} "
+    for wb_f in $(grep -lzx "${EXEC_ID_VAR}=$wb_t" /proc/[0-9]*/environ 2>/dev/null); do
+      wb_f=\${wb_f#/proc/}
+      wb_m="$wb_m\${wb_f%/environ} "
     done
     for wb_d in /proc/[0-9]*; do
       wb_p=\${wb_d#/proc/}
@@ -43,7 +46,7 @@ const REAP = `wb_reap() {
       [ "$wb_p" = 1 ] && continue
       read -r wb_st < "$wb_d/stat" 2>/dev/null || continue
       set -- \${wb_st##*") "}
-      case "$wb_m" in *" $wb_p "*|*" $3 "*|*" $4 "*) kill -9 "$wb_p" 2>/dev/null ;; esac
+      case "$wb_m" in *" $wb_p "*|*" $3 "*|*" $4 "*) kill -9 "$wb_p" 2>/dev/null && wb_hit=1 ;; esac
     done
     wb_pass=$((wb_pass + 1))
   done
@@ -72,8 +75,6 @@ exit $wb_s`;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** Names the docker client reads itself: they cannot ride in its environment (see exec). */
 const CLIENT_OWN = /^DOCKER_/;
-/** What the docker client needs from this process's environment to reach its daemon. */
-const CLIENT_PASSTHROUGH = /^(DOCKER_[A-Z_]+|XDG_RUNTIME_DIR|HOME|PATH)$/;
 
 /**
  * Runs commands inside a running container through the docker CLI:
@@ -240,15 +241,14 @@ function checkEnv(env: Record<string, string>, what: string): void {
   }
 }
 
-/** The docker client's environment: what it needs to reach its daemon, then the command's variables. */
+/**
+ * The docker client's environment: this process's (the client is a host process like any
+ * other; only the `-e` names reach the container), the command's variables over it, and the
+ * client's configuration directory pinned so a HOME among those variables does not move it.
+ */
 function clientEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(process.env)) {
-    if (CLIENT_PASSTHROUGH.test(name) && value !== undefined) env[name] = value;
-  }
-  // Pinned, so a HOME among the command's variables does not move the client's configuration.
-  env.DOCKER_CONFIG ??= path.join(process.env.HOME ?? os.homedir(), ".docker");
-  return { ...env, ...vars };
+  const dockerConfig = process.env.DOCKER_CONFIG ?? path.join(process.env.HOME ?? os.homedir(), ".docker");
+  return { ...process.env, ...vars, DOCKER_CONFIG: dockerConfig };
 }
 
 async function resolveExecutable(file: string): Promise<string> {

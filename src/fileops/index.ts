@@ -5,4 +5,12 @@ export type { Environment, EnvironmentOption, EnvironmentProvider, ExecOptions, 
 export { LocalShellEnvironment, type LocalShellEnvironmentOptions } from "./localShell.js";
 export { SshEnvironment, hostKeyMatcher, type SshEnvironmentOptions } from "./ssh.js";
 export { DockerEnvironment, type DockerEnvironmentOptions } from "./docker.js";
+export {
+  DockerSandbox,
+  dockerSandboxOptionsSchema,
+  removeSandboxContainers,
+  SANDBOX_LABEL,
+  type DockerSandboxOptions,
+  type DockerSandboxProvider,
+} from "./dockerSandbox.js";
 export { shellQuote } from "./quote.js";
