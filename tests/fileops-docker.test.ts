@@ -103,6 +103,13 @@ test("env names docker would misread, or invalid ones, are refused before anythi
   assert.throws(() => new DockerEnvironment({ container: "ok", env: { "1X": "y" } }), TypeError);
 });
 
+test("a signal aborted before the call runs nothing", async () => {
+  const marker = path.join(dir, "must-not-exist");
+  const result = await new DockerEnvironment({ container: "wb-fake" }).exec(`touch '${marker}'`, { signal: AbortSignal.abort() });
+  assert.equal(result.aborted, true);
+  await assert.rejects(readFile(marker), { code: "ENOENT" });
+});
+
 test("container names that could be read as options or syntax are refused", () => {
   for (const container of ["-rm", "--privileged", "a b", "x;y", ""]) {
     assert.throws(() => new DockerEnvironment({ container }), TypeError, container);

@@ -134,6 +134,8 @@ export class DockerEnvironment implements Environment {
     const env = options.env ?? this.env;
     if (env !== undefined) checkEnv(env, "exec option env");
     const docker = await this.docker();
+    // Aborted before it started: nothing runs, nothing to kill.
+    if (options.signal?.aborted) return { stdout: Buffer.alloc(0), stderr: "", exitCode: -1, timedOut: false, aborted: true };
     const id = randomBytes(12).toString("hex");
     // No shell on our side: argv goes to docker as-is, so only the container's `sh` parses it.
     const args = ["exec", "-i", ...this.userArgs()];
@@ -183,8 +185,7 @@ export class DockerEnvironment implements Environment {
       };
       const timer = setTimeout(() => stop("timeout"), timeoutMs);
       const onAbort = () => stop("abort");
-      if (options.signal?.aborted) queueMicrotask(onAbort);
-      else options.signal?.addEventListener("abort", onAbort, { once: true });
+      options.signal?.addEventListener("abort", onAbort, { once: true });
       const finish = () => {
         settled = true;
         clearTimeout(timer);
