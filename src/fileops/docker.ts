@@ -99,6 +99,7 @@ const CLIENT_OWN = /^DOCKER_/;
 export class DockerEnvironment implements Environment {
   readonly kind = "docker";
   readonly sandboxed: boolean;
+  /** The container the commands run in. */
   readonly container: string;
   private readonly dockerPath: string;
   private readonly user: string | undefined;

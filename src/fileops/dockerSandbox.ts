@@ -95,6 +95,14 @@ export interface DockerSandboxProvider extends EnvironmentProvider {
 /** Messages docker prints when the container is gone or stopped (exec never started). */
 const CONTAINER_GONE = /^Error(?: response from daemon)?: (?:No such container|[Cc]ontainer [^\n]* is not running)/;
 
+/**
+ * A per-thread container provider for the `environment` option: `sandbox(threadId)` starts the
+ * thread's container on first use (hardened: `--network none`, `--cap-drop ALL`,
+ * `no-new-privileges`, pids and memory limits, `--init`), then reuses it; concurrent first uses
+ * share one creation; idle containers are stopped and started again on use; `close()` removes
+ * them all. The returned environments are `sandboxed`; in "bind" mode their `fileOps` is the
+ * native file system (the thread directory is the same path on both sides).
+ */
 export function DockerSandbox(options: DockerSandboxOptions): DockerSandboxProvider {
   const parsed = dockerSandboxOptionsSchema.safeParse(options);
   if (!parsed.success) throw new TypeError(`DockerSandbox options: ${z.prettifyError(parsed.error)}`);
