@@ -242,11 +242,13 @@ describe("DockerSandbox: one container per thread", { skip }, () => {
 
   test("close() removes every container of the sandbox; leftovers are found by label", async () => {
     const sandbox = open();
-    await Promise.all([sandbox("one"), sandbox("two")]);
+    const [kept] = await Promise.all([sandbox("one"), sandbox("two")]);
     assert.equal((await listContainers(sandbox.instanceId)).length, 2);
     await sandbox.close();
     assert.deepEqual(await listContainers(sandbox.instanceId), []);
     await assert.rejects(sandbox("one"), /closed/);
+    await assert.rejects(kept.exec("true"), /closed/);
+    assert.deepEqual(await listContainers(sandbox.instanceId), []);
     // A "crashed" sandbox (never closed): its containers are found and removed by label.
     const crashed = open();
     await crashed("orphan");

@@ -206,6 +206,7 @@ class ThreadBox {
   }
 
   private async run(command: string, options?: ExecOptions): Promise<ExecResult> {
+    if (this.forgotten) throw new Error("DockerSandbox is closed");
     this.busy++;
     if (this.idleTimer) clearTimeout(this.idleTimer);
     try {
