@@ -5,14 +5,16 @@
  *  3. ShellFileOperations over SshEnvironment, against a REAL OpenSSH server started on
  *     127.0.0.1 by tests/helpers/sshd.ts (skipped with a message when /usr/sbin/sshd is missing,
  *     a failure under CI=true),
- *  4. ShellFileOperations over DockerEnvironment. There is no Docker engine on the test
- *     machines, so `dockerPath` points at tests/fixtures/fake-docker/docker, a stand-in that
- *     checks the `exec -i [-w dir] <container> sh -c <cmd>` argv and runs the command locally
- *     with `sh` (dash on Debian, so the scripts are also checked against a strict POSIX shell).
+ *  4. ShellFileOperations over DockerEnvironment with `dockerPath` pointing at
+ *     tests/fixtures/fake-docker/docker, a stand-in that checks the argv and runs the command
+ *     locally with `sh` (dash on Debian, so the scripts are also checked against a strict POSIX shell),
+ *  5. ShellFileOperations over DockerEnvironment in a REAL container (tests/helpers/docker.ts;
+ *     skipped with a message without an engine, a failure under CI=true), the temp dir
+ *     bind-mounted at the same path and the commands run as this process's uid:gid.
  * The files are arranged and checked with native fs: every backend here reaches the same disk.
  */
 import assert from "node:assert/strict";
-import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
+import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -23,6 +25,7 @@ import { LocalShellEnvironment } from "../src/fileops/localShell.js";
 import { ShellFileOperations } from "../src/fileops/shell.js";
 import { SshEnvironment } from "../src/fileops/ssh.js";
 import type { FileOperations } from "../src/fileops/types.js";
+import { docker, DOCKER, dockerUnavailable, startContainer } from "./helpers/docker.js";
 import { sshdUnavailable, startSshd, type TestSshd } from "./helpers/sshd.js";
 
 const FAKE_DOCKER = fileURLToPath(new URL("./fixtures/fake-docker/docker", import.meta.url));
@@ -76,6 +79,18 @@ describeBackend("shell over docker exec (fake docker CLI, no engine)", async () 
   const env = new DockerEnvironment({ container: "wb-fake", dockerPath: FAKE_DOCKER });
   return { name: "shell:docker", ops: new ShellFileOperations(env) };
 });
+const skipDocker = await dockerUnavailable();
+if (skipDocker) console.log(`# SKIPPING the real docker backend: ${skipDocker}`);
+describeBackend(
+  "shell over docker exec (real engine)",
+  async () => {
+    const tmp = await realpath(os.tmpdir());
+    const container = await startContainer({ mounts: [tmp], user: `${process.getuid!()}:${process.getgid!()}` });
+    const env = new DockerEnvironment({ container, dockerPath: DOCKER });
+    return { name: "shell:docker", ops: new ShellFileOperations(env), close: async () => void (await docker("rm", "-f", container)) };
+  },
+  skipDocker,
+);
 
 function describeBackend(title: string, open: () => Promise<Backend>, skip?: string): void {
   describe(title, { skip }, () => {

@@ -15,4 +15,12 @@ export {
   type SandboxAvailability,
   type SandboxEnvironmentOptions,
 } from "./sandbox.js";
+export {
+  DockerSandbox,
+  dockerSandboxOptionsSchema,
+  removeSandboxContainers,
+  SANDBOX_LABEL,
+  type DockerSandboxOptions,
+  type DockerSandboxProvider,
+} from "./dockerSandbox.js";
 export { shellQuote } from "./quote.js";

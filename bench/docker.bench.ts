@@ -1,0 +1,88 @@
+/**
+ * Docker per call and per thread, against the real engine (.ci/docker.sh up): the cost of
+ * DockerEnvironment's wrapper (exact env, cleanup sweep of the call's processes) over a bare
+ * `docker exec <c> true` (the anchor, measured in the same run), a small read through
+ * ShellFileOperations, and DockerSandbox's first call of a thread (container start) and its
+ * restart after an idle stop.
+ */
+import { spawn } from "node:child_process";
+import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { DockerEnvironment } from "../src/fileops/docker.js";
+import { DockerSandbox } from "../src/fileops/dockerSandbox.js";
+import { ShellFileOperations } from "../src/fileops/shell.js";
+import { docker, DOCKER, dockerUnavailable, IMAGE, startContainer } from "../tests/helpers/docker.js";
+import { fmt, median, timeRuns } from "./fixtures.js";
+
+const TITLE = "## Docker: per-call and per-thread cost";
+
+function bareExec(container: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(DOCKER, ["exec", "-i", container, "true"], { stdio: ["pipe", "ignore", "ignore"] });
+    child.stdin.end();
+    child.on("error", reject);
+    child.on("close", (code) => (code === 0 ? resolve() : reject(new Error(`docker exec exited ${code}`))));
+  });
+}
+
+export async function run({ quick }: { quick: boolean }): Promise<string> {
+  const skip = await dockerUnavailable().catch((e: Error) => e.message);
+  if (skip) return `${TITLE}\n\nNot measured: ${skip}`;
+  const runs = quick ? 10 : 40;
+  const dir = await realpath(await mkdtemp(path.join(os.tmpdir(), "wb-bench-docker-")));
+  const file = path.join(dir, "small.txt");
+  await writeFile(file, Array.from({ length: 100 }, (_, i) => `line ${i + 1}: some ordinary source text`).join("\n") + "\n");
+  const container = await startContainer({ mounts: [dir] });
+  const sandbox = DockerSandbox({ image: IMAGE, rootDir: dir, dockerPath: DOCKER, labels: { "workbench.test": "1" }, idleMs: 500 });
+  try {
+    const env = new DockerEnvironment({ container, dockerPath: DOCKER });
+    const ops = new ShellFileOperations(env);
+    const window = { offset: 1, limit: 500, maxLineChars: 2_000 };
+    const anchor = median(await timeRuns(() => bareExec(container), runs, 2));
+    const rows: Array<[string, number, string]> = [["bare `docker exec -i <c> true` (anchor)", anchor, ""]];
+    rows.push(["`DockerEnvironment.exec(\"true\")`", median(await timeRuns(() => env.exec("true"), runs, 2)), "wrapper + sweep of the call's processes"]);
+    rows.push([
+      "`exec(\"true\", { env })` (3 variables, exact)",
+      median(await timeRuns(() => env.exec("true", { env: { PATH: "/usr/bin:/bin", A: "1", B: "2" } }), runs, 2)),
+      "",
+    ]);
+    rows.push(["`readLines` of a 100-line file (ShellFileOperations)", median(await timeRuns(() => ops.readLines(file, window), runs, 2)), ""]);
+    // Per thread: a fresh thread id per run, so each is a container start.
+    let n = 0;
+    const firstCalls = await timeRuns(async () => {
+      const threadEnv = await sandbox(`bench-${++n}`);
+      await threadEnv.exec("true");
+    }, quick ? 3 : 6, 0);
+    rows.push(["DockerSandbox: first call of a thread", median(firstCalls), "`docker start` miss + `docker run` + one exec"]);
+    const idle = await sandbox("bench-idle");
+    const restarts: number[] = [];
+    for (let i = 0; i < (quick ? 2 : 4); i++) {
+      // Wait for the idle stop, then time the call that starts it again.
+      const name = sandbox.containers().get("bench-idle")!;
+      for (let w = 0; w < 100 && (await docker("inspect", "-f", "{{.State.Running}}", name)).stdout.trim() !== "false"; w++) {
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      const t0 = performance.now();
+      await idle.exec("true");
+      restarts.push(performance.now() - t0);
+    }
+    rows.push(["DockerSandbox: call after an idle stop", median(restarts), "`docker start` + one exec"]);
+    const load = os.loadavg()[0]!.toFixed(1);
+    return [
+      TITLE,
+      "",
+      `Median of ${runs} sequential calls (per-thread rows: fewer); docker.io 20.10 client and engine, image`,
+      `\`${IMAGE}\`, container \`--network none --init --cap-drop ALL\`. 1-min load average at the end: ${load}`,
+      "(the machine is shared; the ratios are the comparable part).",
+      "",
+      "| what | median | vs bare exec | note |",
+      "|---|---|---|---|",
+      ...rows.map(([what, ms, note]) => `| ${what} | ${fmt(ms)} ms | ${ms === anchor ? "1× (anchor)" : `${fmt(ms / anchor)}×`} | ${note} |`),
+    ].join("\n");
+  } finally {
+    await sandbox.close();
+    await docker("rm", "-f", container);
+    await rm(dir, { recursive: true, force: true });
+  }
+}
