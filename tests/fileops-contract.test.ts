@@ -5,7 +5,8 @@
  *  3. ShellFileOperations over SshEnvironment, against a REAL OpenSSH server started on
  *     127.0.0.1 by tests/helpers/sshd.ts (skipped with a message when /usr/sbin/sshd is missing,
  *     a failure under CI=true),
- *  4. ShellFileOperations over DockerEnvironment. There is no Docker engine on the test
+ *  4. SftpFileOperations (`SshEnvironment.fileOps`) against the same kind of real sshd,
+ *  5. ShellFileOperations over DockerEnvironment. There is no Docker engine on the test
  *     machines, so `dockerPath` points at tests/fixtures/fake-docker/docker, a stand-in that
  *     checks the `exec -i [-w dir] <container> sh -c <cmd>` argv and runs the command locally
  *     with `sh` (dash on Debian, so the scripts are also checked against a strict POSIX shell).
@@ -45,6 +46,8 @@ const HOSTILE_NAMES = [
 interface Backend {
   name: string;
   ops: FileOperations;
+  /** mtime precision of the backend: SFTP (protocol v3) carries whole seconds. Default exact. */
+  mtimeResolutionMs?: number;
   close?: () => Promise<void>;
 }
 
@@ -64,6 +67,23 @@ describeBackend(
     return {
       name: "shell:ssh",
       ops: new ShellFileOperations(env),
+      close: async () => {
+        await env.close();
+        await sshd.stop();
+      },
+    };
+  },
+  skipSsh,
+);
+describeBackend(
+  "sftp over ssh (real sshd on 127.0.0.1)",
+  async () => {
+    const sshd: TestSshd = await startSshd();
+    const env = new SshEnvironment(sshd.options);
+    return {
+      name: "sftp",
+      ops: env.fileOps,
+      mtimeResolutionMs: 1000,
       close: async () => {
         await env.close();
         await sshd.stop();
@@ -115,7 +135,9 @@ function describeBackend(title: string, open: () => Promise<Backend>, skip?: str
       assert.equal(got.type, "file");
       assert.equal(got.size, 6);
       assert.equal(got.mode, 0o640);
-      assert.ok(Math.abs(got.mtimeMs - want.mtimeMs) < 1, `mtime ${got.mtimeMs} vs ${want.mtimeMs}`);
+      const resolution = backend.mtimeResolutionMs ?? 0;
+      const wantMs = resolution ? Math.floor(want.mtimeMs / resolution) * resolution : want.mtimeMs;
+      assert.ok(Math.abs(got.mtimeMs - wantMs) < 1, `mtime ${got.mtimeMs} vs ${wantMs}`);
       assert.equal((await ops.stat(dir))?.type, "directory");
       assert.equal(await ops.stat(path.join(dir, "missing")), null);
       assert.equal(await ops.stat(path.join(file, "under-a-file")), null);

@@ -61,6 +61,9 @@ export async function startSshd(): Promise<TestSshd> {
       // Debian's bash sources ~/.bashrc for sshd sessions unless it thinks it is nested
       // (SHLVL ≥ 1); a slow bashrc (pyenv init: ~200 ms) would otherwise dominate every test.
       "SetEnv SHLVL=1",
+      // SftpFileOperations (SshEnvironment.fileOps) needs the SFTP subsystem; the in-process
+      // server needs no sftp-server binary on the host.
+      "Subsystem sftp internal-sftp",
       "",
     ].join("\n");
     const configPath = path.join(dir, "sshd_config");
