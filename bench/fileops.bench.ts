@@ -1,7 +1,8 @@
 /**
  * Per-call latency of reading a small file (readLines of a 100-line file, the read_file hot path)
- * on each FileOperations backend: native fs, shell over local bash, shell over SSH to a
- * throwaway OpenSSH server on 127.0.0.1 (tests/helpers/sshd.ts). Anchor: the native backend.
+ * on each FileOperations backend: native fs, shell over local bash, and over SSH to a throwaway
+ * OpenSSH server on 127.0.0.1 (tests/helpers/sshd.ts) both SFTP (`SshEnvironment.fileOps`) and
+ * shell over exec. Anchor: the native backend.
  */
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
@@ -34,6 +35,9 @@ export async function run({ quick }: { quick: boolean }): Promise<string> {
   const ssh = sshd ? new SshEnvironment(sshd.options) : undefined;
   backends.push(
     ssh
+      ? { name: "SFTP over SSH (`SshEnvironment.fileOps`, one session on the reused connection)", ops: ssh.fileOps }
+      : { name: "SFTP over SSH", note: `not measured: ${skip}` },
+    ssh
       ? { name: "shell over SSH (OpenSSH on 127.0.0.1, one reused connection)", ops: new ShellFileOperations(ssh) }
       : { name: "shell over SSH", note: `not measured: ${skip}` },
   );
@@ -64,9 +68,11 @@ export async function run({ quick }: { quick: boolean }): Promise<string> {
     "## File operations backends: per-call latency of a small read",
     "",
     `\`readLines\` of a 100-line file (all lines), ${runs} calls per backend after 5 warm-up calls, sequential.`,
-    "The shell backends spawn one command per call (`cut | sed` behind a `stat` probe); SSH adds one exec",
-    "channel per call on a reused connection. The test sshd sets `SHLVL=1` so Debian's bash skips",
-    "`~/.bashrc` for these sessions; a slow bashrc on a real server adds its start-up time to every call.",
+    "SFTP sends four requests per call on one long-lived SFTP session (stat, open, one read that reaches",
+    "the end, close without waiting) and starts no process. The shell backends spawn one command per call",
+    "(`cut | sed` behind a `stat` probe); shell over SSH adds one exec channel per call on the reused",
+    "connection. The test sshd sets `SHLVL=1` so Debian's bash skips `~/.bashrc` for these sessions; a slow",
+    "bashrc on a real server adds its start-up time to every shell call (not to SFTP calls).",
     "",
     "| backend | median | p95 | vs native | note |",
     "|---|---|---|---|---|",
