@@ -8,7 +8,7 @@ import type { Stats } from "node:fs";
 import { constants } from "node:fs";
 import { chmod, lstat, mkdir, open, readdir, readFile, realpath, rename, stat, unlink } from "node:fs/promises";
 import path from "node:path";
-import { LineCounter, LineWindowCollector, type LinesResult, type LineWindow } from "./lines.js";
+import { LineCounter, LineWindowCollector } from "./lines.js";
 import type { DirEntry, EntryType, FileOperations, FileStat } from "./types.js";
 
 /** Chunk size for streaming reads: large enough for few syscalls, small enough to stay light. */
@@ -82,7 +82,10 @@ export class LocalFileOperations implements FileOperations {
     }
   }
 
-  async readLines(p: string, window: LineWindow): Promise<LinesResult> {
+  async readLines(
+    p: string,
+    window: { offset: number; limit: number; maxLineChars: number },
+  ): Promise<{ lines: string[]; cutLines: number[]; hasMore: boolean; totalLines?: number }> {
     const collector = new LineWindowCollector(window);
     const fh = await open(p, READ_FLAGS);
     try {

@@ -21,7 +21,7 @@
 import { randomBytes } from "node:crypto";
 import path from "node:path";
 import type { Attributes, FileEntryWithStats, OpenMode, SFTPWrapper } from "ssh2";
-import { LineCounter, LineWindowCollector, type LinesResult, type LineWindow } from "./lines.js";
+import { LineCounter, LineWindowCollector } from "./lines.js";
 import { fsError } from "./shell.js";
 import type { DirEntry, EntryType, FileOperations, FileStat } from "./types.js";
 
@@ -304,7 +304,10 @@ export class SftpFileOperations implements FileOperations {
     });
   }
 
-  async readLines(p: string, window: LineWindow): Promise<LinesResult> {
+  async readLines(
+    p: string,
+    window: { offset: number; limit: number; maxLineChars: number },
+  ): Promise<{ lines: string[]; cutLines: number[]; hasMore: boolean; totalLines?: number }> {
     return this.withSession("read", p, true, async (s) => {
       const collector = new LineWindowCollector(window);
       const attrs = await this.readable(s, p, "read");
