@@ -100,6 +100,24 @@ describe("SftpFileOperations against a real sshd", { skip }, () => {
     assert.equal((await env.exec("echo ok")).stdout.toString(), "ok\n");
   });
 
+  test("a connection killed before the client noticed: the call is retried once on a new connection", async () => {
+    const env = open();
+    const file = path.join(root, "killed.txt");
+    await writeFile(file, "still here\n");
+    const first = await env.sftp();
+    // The command's shell runs under the connection's sshd session process ("sshd: user@notty"),
+    // which holds the TCP connection: killing it drops the connection.
+    const session = Number((await env.exec("echo $PPID")).stdout.toString().trim());
+    assert.ok(session > 1);
+    process.kill(session, "SIGKILL");
+    // Same tick: the session still looks open, so the first request goes out on the dead one.
+    const [text, write] = await Promise.all([env.fileOps.readText(file), env.fileOps.writeAtomic(path.join(root, "killed-2.txt"), "new\n")]);
+    assert.equal(text, "still here\n");
+    assert.equal(write.bytesWritten, 4);
+    assert.equal(await readFile(path.join(root, "killed-2.txt"), "utf8"), "new\n");
+    assert.notEqual(await env.sftp(), first);
+  });
+
   test("lines 1-10 of a 50 MB file: one 64 KiB read request, not the whole file", { timeout: 120_000 }, async () => {
     const env = open();
     const file = path.join(root, "big.txt");

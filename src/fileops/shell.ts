@@ -368,6 +368,7 @@ const DESCRIPTIONS: Record<string, string> = {
   EROFS: "read-only file system",
   EXDEV: "cross-device link not permitted",
   ETIMEDOUT: "operation timed out",
+  ECONNRESET: "connection lost",
   ESPIPE: "invalid seek",
   ENXIO: "no such device or address",
   EIO: "i/o error",

@@ -74,7 +74,7 @@ export class SshEnvironment implements Environment {
   private closed = false;
   /** Native file access over SFTP on this environment's connection. */
   readonly fileOps: SftpFileOperations = new SftpFileOperations(this);
-  private sftpSession: { client: Client; wrapper: Promise<SFTPWrapper> } | undefined;
+  private sftpSession: SftpSession | undefined;
 
   constructor(options: SshEnvironmentOptions) {
     this.config = toConnectConfig(options);
@@ -96,37 +96,44 @@ export class SshEnvironment implements Environment {
    * request just failed at the transport level, to get a fresh one; if the connection itself is
    * dead it is dropped and one new connection is tried, like a command whose channel cannot open.
    */
-  async sftp(stale?: SFTPWrapper): Promise<SFTPWrapper> {
+  sftp(stale?: SFTPWrapper): Promise<SFTPWrapper> {
+    const current = this.sftpSession;
+    if (current && !(current.ready && (current.ready === stale || !sftpChannelOpen(current.ready)))) return current.opening;
+    if (current) {
+      this.sftpSession = undefined;
+      current.ready?.end();
+    }
+    // Every concurrent caller shares this one attempt (and its outcome).
+    const session: SftpSession = { opening: this.openSftpSession() };
+    this.sftpSession = session;
+    const drop = () => {
+      if (this.sftpSession === session) this.sftpSession = undefined;
+    };
+    session.opening.then((ready) => {
+      session.ready = ready;
+      ready.once("close", drop);
+      ready.once("end", drop);
+    }, drop);
+    return session.opening;
+  }
+
+  private async openSftpSession(): Promise<SFTPWrapper> {
+    let reconnected = false;
     for (let attempt = 1; ; attempt++) {
       const client = await this.connect();
-      const current = this.sftpSession;
-      if (current?.client === client) {
-        const wrapper = await current.wrapper.catch(() => undefined);
-        if (wrapper && wrapper !== stale && sftpChannelOpen(wrapper)) return wrapper;
-        if (this.sftpSession === current) this.sftpSession = undefined;
-        wrapper?.end();
-      }
-      if (this.sftpSession?.client === client) continue; // another caller is already opening one
-      const wrapper = openSftp(client);
-      const session = { client, wrapper };
-      this.sftpSession = session;
       try {
-        const ready = await wrapper;
-        const drop = () => {
-          if (this.sftpSession === session) this.sftpSession = undefined;
-        };
-        ready.once("close", drop);
-        ready.once("end", drop);
-        return ready;
+        return await openSftp(client);
       } catch (error) {
-        if (this.sftpSession === session) this.sftpSession = undefined;
         if (!(error instanceof ChannelOpenError)) throw error;
-        if (error.serverAnswered && attempt < OPEN_RETRIES) {
-          await delay(20 * attempt); // briefly over MaxSessions: wait for a session to close
+        if (error.serverAnswered) {
+          // Briefly over MaxSessions while closed channels drain: wait, same connection.
+          if (attempt >= OPEN_RETRIES) throw error;
+          await delay(20 * attempt);
           continue;
         }
-        if (error.serverAnswered || attempt > 1) throw error;
+        if (reconnected) throw error;
         this.discard(client); // the reused connection is dead: try once on a fresh one
+        reconnected = true;
       }
     }
   }
@@ -226,6 +233,12 @@ async function loadClient(): Promise<typeof Client> {
 }
 
 const OPEN_RETRIES = 8;
+
+/** The environment's SFTP session: being opened, then `ready`. */
+interface SftpSession {
+  opening: Promise<SFTPWrapper>;
+  ready?: SFTPWrapper;
+}
 
 /** Opens the SFTP subsystem on `client`; a failure to open the channel is a ChannelOpenError. */
 function openSftp(client: Client): Promise<SFTPWrapper> {
