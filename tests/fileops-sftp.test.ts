@@ -12,6 +12,7 @@ import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { SFTPWrapper } from "ssh2";
 import { needsPolling } from "../src/fileops/shell.js";
+import { SftpFileOperations } from "../src/fileops/sftp.js";
 import { SshEnvironment } from "../src/fileops/ssh.js";
 import { sshdUnavailable, startSshd, type TestSshd } from "./helpers/sshd.js";
 
@@ -116,6 +117,27 @@ describe("SftpFileOperations against a real sshd", { skip }, () => {
     assert.equal(write.bytesWritten, 4);
     assert.equal(await readFile(path.join(root, "killed-2.txt"), "utf8"), "new\n");
     assert.notEqual(await env.sftp(), first);
+  });
+
+  test("a session that stops answering: ETIMEDOUT, and the next call gets a fresh session", async () => {
+    const env = open();
+    const ops = new SftpFileOperations(env, { timeoutMs: 500 });
+    assert.equal((await ops.stat("/"))?.type, "directory");
+    const stalled = await env.sftp();
+    // The SFTP server of this connection is a child of its sshd session process; stop it.
+    const found = await env.exec(
+      'for p in $(pgrep -P $PPID); do [ "$p" = $$ ] || case $(tr "\\0" " " < /proc/$p/cmdline) in *internal-sftp*) echo $p;; esac; done',
+    );
+    const server = Number(found.stdout.toString().trim());
+    assert.ok(server > 1, `internal-sftp process not found: ${found.stdout.toString()}`);
+    process.kill(server, "SIGSTOP");
+    try {
+      await assert.rejects(ops.stat("/"), { code: "ETIMEDOUT" });
+      assert.equal((await ops.stat("/"))?.type, "directory");
+      assert.notEqual(await env.sftp(), stalled);
+    } finally {
+      process.kill(server, "SIGKILL");
+    }
   });
 
   test("lines 1-10 of a 50 MB file: one 64 KiB read request, not the whole file", { timeout: 120_000 }, async () => {
