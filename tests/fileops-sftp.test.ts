@@ -165,6 +165,28 @@ describe("SftpFileOperations against a real sshd", { skip }, () => {
     }
   });
 
+  test("a small file costs one read request; a file that reports size 0 (/proc) is still read to its end", async () => {
+    const env = open();
+    const file = path.join(root, "small.txt");
+    await writeFile(file, "a\nb\n");
+    const counter = countReads(await env.sftp());
+    try {
+      assert.deepEqual(await env.fileOps.readLines(file, { offset: 1, limit: 10, maxLineChars: 100 }), {
+        lines: ["a", "b"],
+        cutLines: [],
+        hasMore: false,
+        totalLines: 2,
+      });
+      assert.equal(counter.requests, 1, "the short read at the known size is the end: no extra EOF request");
+      // The kernel hands out /proc text a page at a time: every read is short, none is the end.
+      const text = await env.fileOps.readText("/proc/self/smaps");
+      assert.ok(text.length > 3 * 4096, `${text.length} chars`);
+      assert.match(text, /VmFlags:[^\n]*\n$/);
+    } finally {
+      counter.restore();
+    }
+  });
+
   test("writeAtomic replaces by rename (new inode), keeps the exact mode, fsyncs, leaves no temp", async () => {
     const env = open();
     const dir = await mkdtemp(path.join(root, "atomic-"));

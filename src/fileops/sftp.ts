@@ -170,7 +170,8 @@ class Session {
 /**
  * Reads a file's chunks in order. The first request is one chunk (most files fit in it); after
  * that `ahead` requests stay in flight. A short read at or past the size seen before opening
- * is the end of the file, which saves the extra request that would answer "EOF".
+ * is the end of the file, which saves the extra request that would answer "EOF" (the small-read
+ * hot path is then stat, open, one read, and a close nobody waits for).
  */
 class ChunkReader {
   private readonly queue: Array<{ position: number; data: Promise<Buffer> }> = [];
@@ -200,7 +201,8 @@ class ChunkReader {
     // Short: the end, or (rarely) a server that returned less; requests past it are void.
     this.queue.length = 0;
     const end = position + chunk.length;
-    if (chunk.length === 0 || end >= this.sizeHint) this.ended = true;
+    // Files that report size 0 but have content (/proc) are read until a read returns nothing.
+    if (chunk.length === 0 || (this.sizeHint > 0 && end >= this.sizeHint)) this.ended = true;
     this.next = end;
     this.inFlight = 1;
     return chunk.length === 0 ? undefined : chunk;
