@@ -39,7 +39,7 @@ export interface SshEnvironmentOptions {
   keepaliveCountMax?: number;
   /**
    * Commands running at once over the one connection. OpenSSH allows 10 sessions per connection
-   * (`MaxSessions`), so the default 8 stays under it.
+   * (`MaxSessions`), so the default 8 stays under it with room for the SFTP session of `fileOps`.
    */
   maxConcurrentCommands?: number;
   /** Timeout applied when a call gives none, in ms. Default 60,000. */
