@@ -5,10 +5,11 @@
  *  3. ShellFileOperations over SshEnvironment, against a REAL OpenSSH server started on
  *     127.0.0.1 by tests/helpers/sshd.ts (skipped with a message when /usr/sbin/sshd is missing,
  *     a failure under CI=true),
- *  4. ShellFileOperations over DockerEnvironment with `dockerPath` pointing at
+ *  4. SftpFileOperations (`SshEnvironment.fileOps`) against the same kind of real sshd,
+ *  5. ShellFileOperations over DockerEnvironment with `dockerPath` pointing at
  *     tests/fixtures/fake-docker/docker, a stand-in that checks the argv and runs the command
  *     locally with `sh` (dash on Debian, so the scripts are also checked against a strict POSIX shell),
- *  5. ShellFileOperations over DockerEnvironment in a REAL container (tests/helpers/docker.ts;
+ *  6. ShellFileOperations over DockerEnvironment in a REAL container (tests/helpers/docker.ts;
  *     skipped with a message without an engine, a failure under CI=true), the temp dir
  *     bind-mounted at the same path and the commands run as this process's uid:gid.
  * The files are arranged and checked with native fs: every backend here reaches the same disk.
@@ -48,6 +49,8 @@ const HOSTILE_NAMES = [
 interface Backend {
   name: string;
   ops: FileOperations;
+  /** mtime precision of the backend: SFTP (protocol v3) carries whole seconds. Default exact. */
+  mtimeResolutionMs?: number;
   close?: () => Promise<void>;
 }
 
@@ -67,6 +70,23 @@ describeBackend(
     return {
       name: "shell:ssh",
       ops: new ShellFileOperations(env),
+      close: async () => {
+        await env.close();
+        await sshd.stop();
+      },
+    };
+  },
+  skipSsh,
+);
+describeBackend(
+  "sftp over ssh (real sshd on 127.0.0.1)",
+  async () => {
+    const sshd: TestSshd = await startSshd();
+    const env = new SshEnvironment(sshd.options);
+    return {
+      name: "sftp",
+      ops: env.fileOps,
+      mtimeResolutionMs: 1000,
       close: async () => {
         await env.close();
         await sshd.stop();
@@ -130,7 +150,9 @@ function describeBackend(title: string, open: () => Promise<Backend>, skip?: str
       assert.equal(got.type, "file");
       assert.equal(got.size, 6);
       assert.equal(got.mode, 0o640);
-      assert.ok(Math.abs(got.mtimeMs - want.mtimeMs) < 1, `mtime ${got.mtimeMs} vs ${want.mtimeMs}`);
+      const resolution = backend.mtimeResolutionMs ?? 0;
+      const wantMs = resolution ? Math.floor(want.mtimeMs / resolution) * resolution : want.mtimeMs;
+      assert.ok(Math.abs(got.mtimeMs - wantMs) < 1, `mtime ${got.mtimeMs} vs ${wantMs}`);
       assert.equal((await ops.stat(dir))?.type, "directory");
       assert.equal(await ops.stat(path.join(dir, "missing")), null);
       assert.equal(await ops.stat(path.join(file, "under-a-file")), null);

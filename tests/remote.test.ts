@@ -3,8 +3,9 @@
  * tracking, the workspace's symlink checks and path mapping all go through `fileOps`.
  *
  * - Unit tests use ShellFileOperations over LocalShellEnvironment (bash on this machine).
- * - The end-to-end test runs a real `createAgent` whose FileManager and file tools share a
- *   ShellFileOperations over SSH to a REAL OpenSSH server on 127.0.0.1 (tests/helpers/sshd.ts).
+ * - The end-to-end test runs a real `createAgent` whose FileManager and file tools share one SSH
+ *   file backend — SFTP (`SshEnvironment.fileOps`), then ShellFileOperations over exec — to a
+ *   REAL OpenSSH server on 127.0.0.1 (tests/helpers/sshd.ts).
  *   Skipped with a message when /usr/sbin/sshd is missing; under CI=true that is a failure.
  *
  * The "remote" host is this machine, so the same files are visible locally too: every test
@@ -202,10 +203,14 @@ describe("an agent whose files live behind SSH (real sshd on 127.0.0.1)", { skip
     await sshd?.stop();
   });
 
-  test("write_file, then the next model call sees it in the tree; read_file; a symlink out is refused; paths rewritten", async () => {
-    const sshOps = new ShellFileOperations(env);
-    const { ops, calls } = recorded(sshOps);
-    const threadDir = path.join(remoteRoot, "t1");
+  // The same run over both SSH file backends: SFTP (`SshEnvironment.fileOps`) and shell over exec.
+  for (const [label, thread, backend] of [
+    ["sftp (SshEnvironment.fileOps)", "t-sftp", () => env.fileOps],
+    ["shell over exec", "t-shell", () => new ShellFileOperations(env)],
+  ] as const) test(`${label}: write_file, then the next model call sees it in the tree; read_file; a symlink out is refused; paths rewritten`, async () => {
+    await fm?.close();
+    const { ops, calls } = recorded(backend());
+    const threadDir = path.join(remoteRoot, thread);
     // Set up the far side over SSH: a file, and a symlink leading out of the workspace.
     const setup = await env.exec(`mkdir -p "$1/docs" && printf 'hello\\n' > "$1/docs/intro.md" && ln -s /etc "$1/escape"`.replace(/\$1/g, threadDir));
     assert.equal(setup.exitCode, 0, setup.stderr);
@@ -240,7 +245,7 @@ describe("an agent whose files live behind SSH (real sshd on 127.0.0.1)", { skip
       middleware: [fm],
       checkpointer: new MemorySaver(),
     });
-    const out = (await agent.invoke({ messages: [new HumanMessage("go")] }, { configurable: { thread_id: "t1" } })) as { messages: BaseMessage[] };
+    const out = (await agent.invoke({ messages: [new HumanMessage("go")] }, { configurable: { thread_id: thread } })) as { messages: BaseMessage[] };
     const content = (m: BaseMessage | undefined) => (typeof m?.content === "string" ? m.content : JSON.stringify(m?.content));
 
     // First model call: the tree of the existing remote workspace (symlink shown, target hidden).
@@ -271,6 +276,6 @@ describe("an agent whose files live behind SSH (real sshd on 127.0.0.1)", { skip
     assert.ok(calls.includes(`realpath ${path.join(threadDir, "escape/hostname")}`), "read_file's symlink check ran over ssh");
     assert.ok(calls.includes(`realpath ${path.join(threadDir, "escape/passwd")}`), "pathArgs mapping checked the symlink over ssh");
     assert.ok(calls.includes(`stat ${threadDir}`), "tracker polled over ssh");
-    assert.ok(fm.hooks.trackerOf("t1") instanceof PollingTracker);
+    assert.ok(fm.hooks.trackerOf(thread) instanceof PollingTracker);
   });
 });

@@ -1,9 +1,11 @@
-// File operations backends: ShellFileOperations and the environments it runs commands in.
+// File operations backends: ShellFileOperations and the environments it runs commands in;
+// SftpFileOperations (SshEnvironment.fileOps).
 // LocalFileOperations (native fs) lives in ./local.ts.
 export { ShellFileOperations, needsPolling, type ShellFileOperationsOptions } from "./shell.js";
 export type { Environment, EnvironmentOption, EnvironmentProvider, ExecOptions, ExecResult } from "./environment.js";
 export { LocalShellEnvironment, type LocalShellEnvironmentOptions } from "./localShell.js";
 export { SshEnvironment, hostKeyMatcher, type SshEnvironmentOptions } from "./ssh.js";
+export { SftpFileOperations, type SftpFileOperationsOptions, type SftpSource } from "./sftp.js";
 export { DockerEnvironment, type DockerEnvironmentOptions } from "./docker.js";
 export {
   SandboxEnvironment,

@@ -8,11 +8,11 @@ import type { Stats } from "node:fs";
 import { constants } from "node:fs";
 import { chmod, lstat, mkdir, open, readdir, readFile, realpath, rename, stat, unlink } from "node:fs/promises";
 import path from "node:path";
+import { LineCounter, LineWindowCollector } from "./lines.js";
 import type { DirEntry, EntryType, FileOperations, FileStat } from "./types.js";
 
 /** Chunk size for streaming reads: large enough for few syscalls, small enough to stay light. */
 const CHUNK_BYTES = 256 * 1024;
-const NEWLINE = 0x0a;
 
 function entryType(s: Stats): EntryType {
   if (s.isFile()) return "file";
@@ -32,12 +32,6 @@ function isMissing(err: unknown): boolean {
 
 /** Open flags for reads: never block on a FIFO that has no writer, never follow into a tty. */
 const READ_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOCTTY ?? 0);
-
-/** Decodes one line's bytes, dropping the `\r` of a CRLF ending. */
-function decodeLine(bytes: Buffer): string {
-  const end = bytes.length > 0 && bytes[bytes.length - 1] === 0x0d ? bytes.length - 1 : bytes.length;
-  return bytes.toString("utf8", 0, end);
-}
 
 export class LocalFileOperations implements FileOperations {
   readonly kind = "local";
@@ -92,109 +86,34 @@ export class LocalFileOperations implements FileOperations {
     p: string,
     window: { offset: number; limit: number; maxLineChars: number },
   ): Promise<{ lines: string[]; cutLines: number[]; hasMore: boolean; totalLines?: number }> {
-    const first = Math.max(1, Math.floor(window.offset));
-    const last = first + Math.max(0, Math.floor(window.limit)) - 1;
-    // A UTF-8 char is at most 4 bytes: keeping 4×max bytes per line is always enough to cut it.
-    const maxLineBytes = Math.max(1, window.maxLineChars) * 4;
-    const lines: string[] = [];
-    const cutLines: number[] = [];
-    let lineNo = 1;
-    let parts: Buffer[] = [];
-    let partBytes = 0;
-    let cut = false;
-    let sawAny = false;
-    let lastByteWasNewline = false;
-
-    const keep = (slice: Buffer) => {
-      if (partBytes >= maxLineBytes) {
-        if (slice.length > 0) cut = true;
-        return;
-      }
-      const room = maxLineBytes - partBytes;
-      if (slice.length > room) cut = true;
-      const kept = slice.length > room ? slice.subarray(0, room) : slice;
-      // Copy: the chunk buffer is reused by the next read.
-      parts.push(Buffer.from(kept));
-      partBytes += kept.length;
-    };
-    const finishLine = () => {
-      let text = decodeLine(parts.length === 1 ? parts[0]! : Buffer.concat(parts));
-      if (cut || text.length > window.maxLineChars) {
-        // Never split a surrogate pair (an emoji cut in half is not valid text).
-        const high = text.charCodeAt(window.maxLineChars - 1);
-        text = text.slice(0, high >= 0xd800 && high <= 0xdbff ? window.maxLineChars - 1 : window.maxLineChars);
-        cutLines.push(lineNo);
-      }
-      lines.push(text);
-      parts = [];
-      partBytes = 0;
-      cut = false;
-    };
-
+    const collector = new LineWindowCollector(window);
     const fh = await open(p, READ_FLAGS);
     try {
       const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
       for (;;) {
         const { bytesRead } = await fh.read(chunk, 0, CHUNK_BYTES, null);
         if (bytesRead === 0) break;
-        sawAny = true;
-        lastByteWasNewline = chunk[bytesRead - 1] === NEWLINE;
         // A view of the bytes just read: stale bytes of an earlier, longer read are never seen.
-        const view = bytesRead === CHUNK_BYTES ? chunk : chunk.subarray(0, bytesRead);
-        let pos = 0;
-        // Lines before the window: only count newlines (the hot loop of a deep offset).
-        while (lineNo < first) {
-          const nl = view.indexOf(NEWLINE, pos);
-          if (nl === -1) {
-            pos = bytesRead;
-            break;
-          }
-          lineNo++;
-          pos = nl + 1;
-        }
-        while (pos < bytesRead) {
-          const nl = view.indexOf(NEWLINE, pos);
-          const end = nl === -1 ? bytesRead : nl;
-          if (lineNo > last) {
-            // The window is full and another line starts here: there is more to read.
-            return { lines, cutLines, hasMore: true };
-          }
-          if (lineNo >= first) keep(chunk.subarray(pos, end));
-          if (end === bytesRead) break;
-          if (lineNo >= first) finishLine();
-          lineNo++;
-          pos = end + 1;
-        }
+        const done = collector.push(bytesRead === CHUNK_BYTES ? chunk : chunk.subarray(0, bytesRead));
+        if (done) return done;
       }
     } finally {
       await fh.close();
     }
-    // End of file. A final line without a newline still counts as a line.
-    let total = lineNo - 1;
-    if (sawAny && !lastByteWasNewline) {
-      total = lineNo;
-      if (lineNo >= first && lineNo <= last) finishLine();
-    }
-    return { lines, cutLines, hasMore: false, totalLines: total };
+    return collector.end();
   }
 
   async countLines(p: string): Promise<number> {
     const fh = await open(p, READ_FLAGS);
     try {
       const chunk = Buffer.allocUnsafe(1024 * 1024);
-      let count = 0;
-      let lastByte = NEWLINE;
+      const counter = new LineCounter();
       for (;;) {
         const { bytesRead } = await fh.read(chunk, 0, chunk.length, null);
         if (bytesRead === 0) break;
-        let pos = chunk.indexOf(NEWLINE, 0);
-        while (pos !== -1 && pos < bytesRead) {
-          count++;
-          pos = chunk.indexOf(NEWLINE, pos + 1);
-        }
-        lastByte = chunk[bytesRead - 1]!;
+        counter.push(chunk.subarray(0, bytesRead));
       }
-      return lastByte === NEWLINE ? count : count + 1;
+      return counter.total;
     } finally {
       await fh.close();
     }

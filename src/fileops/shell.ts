@@ -235,11 +235,11 @@ echo "$c"`;
 }
 
 /**
- * True for backends whose changes cannot be watched natively (every shell backend: the files
- * live behind SSH, in a container, or behind a shell), so change tracking must poll them.
+ * True for backends whose changes cannot be watched natively (every shell backend and SFTP: the
+ * files live behind SSH, in a container, or behind a shell), so change tracking must poll them.
  */
 export function needsPolling(ops: Pick<FileOperations, "kind">): boolean {
-  return ops.kind.startsWith("shell:");
+  return ops.kind.startsWith("shell:") || ops.kind === "sftp";
 }
 
 // `wb_probe PATH [-L]` checks that the path exists and turns a failure into a marked errno code
@@ -368,13 +368,14 @@ const DESCRIPTIONS: Record<string, string> = {
   EROFS: "read-only file system",
   EXDEV: "cross-device link not permitted",
   ETIMEDOUT: "operation timed out",
+  ECONNRESET: "connection lost",
   ESPIPE: "invalid seek",
   ENXIO: "no such device or address",
   EIO: "i/o error",
 };
 
 /** An error shaped like the ones `fs/promises` throws (`code`, `errno`, `syscall`, `path`). */
-function fsError(code: string, syscall: string, p: string, detail?: string): NodeJS.ErrnoException {
+export function fsError(code: string, syscall: string, p: string, detail?: string): NodeJS.ErrnoException {
   const description = DESCRIPTIONS[code] ?? code.toLowerCase();
   const error: NodeJS.ErrnoException = new Error(
     `${code}: ${description}, ${syscall}${p ? ` '${p}'` : ""}${detail ? ` (${detail})` : ""}`,

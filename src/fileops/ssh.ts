@@ -1,8 +1,9 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import pLimit, { type LimitFunction } from "p-limit";
-import type { Client, ClientChannel, ConnectConfig } from "ssh2";
+import type { Client, ClientChannel, ConnectConfig, SFTPWrapper } from "ssh2";
 import { checkExecOptions, type Environment, type ExecOptions, type ExecResult } from "./environment.js";
 import { shellQuote } from "./quote.js";
+import { SftpFileOperations, sftpChannelOpen } from "./sftp.js";
 
 /** Options of {@link SshEnvironment}. Exactly one way to check the host key is required. */
 export interface SshEnvironmentOptions {
@@ -38,7 +39,7 @@ export interface SshEnvironmentOptions {
   keepaliveCountMax?: number;
   /**
    * Commands running at once over the one connection. OpenSSH allows 10 sessions per connection
-   * (`MaxSessions`), so the default 8 stays under it.
+   * (`MaxSessions`), so the default 8 stays under it with room for the SFTP session of `fileOps`.
    */
   maxConcurrentCommands?: number;
   /** Timeout applied when a call gives none, in ms. Default 60,000. */
@@ -58,6 +59,11 @@ export interface SshEnvironmentOptions {
  *
  * Cost: every command starts a new session, and the user's shell start-up runs each time
  * (Debian's bash sources `~/.bashrc` for sshd sessions), so keep that file fast on the server.
+ *
+ * Files go through SFTP instead ({@link fileOps}, an {@link SftpFileOperations}): one SFTP
+ * session on the same connection serves every file call without starting a process, so search
+ * and commands use `exec` and reads, writes, stat and listings use SFTP. The server must offer
+ * the `sftp` subsystem (OpenSSH's default config does).
  */
 export class SshEnvironment implements Environment {
   readonly kind = "ssh";
@@ -66,6 +72,9 @@ export class SshEnvironment implements Environment {
   private readonly limit: LimitFunction;
   private connection: Promise<Client> | undefined;
   private closed = false;
+  /** Native file access over SFTP on this environment's connection. */
+  readonly fileOps: SftpFileOperations = new SftpFileOperations(this);
+  private sftpSession: SftpSession | undefined;
 
   constructor(options: SshEnvironmentOptions) {
     this.config = toConnectConfig(options);
@@ -81,9 +90,58 @@ export class SshEnvironment implements Environment {
     return this.limit(() => this.run(line, options.stdin, timeoutMs));
   }
 
-  /** Ends the connection. Later `exec` calls reject. */
+  /**
+   * The SFTP session of the current connection: opened on first use, shared by every file call,
+   * and opened again on the new connection after a reconnect. Pass `stale`, a session whose
+   * request just failed at the transport level, to get a fresh one; if the connection itself is
+   * dead it is dropped and one new connection is tried, like a command whose channel cannot open.
+   */
+  sftp(stale?: SFTPWrapper): Promise<SFTPWrapper> {
+    const current = this.sftpSession;
+    if (current && !(current.ready && (current.ready === stale || !sftpChannelOpen(current.ready)))) return current.opening;
+    if (current) {
+      this.sftpSession = undefined;
+      current.ready?.end();
+    }
+    // Every concurrent caller shares this one attempt (and its outcome).
+    const session: SftpSession = { opening: this.openSftpSession() };
+    this.sftpSession = session;
+    const drop = () => {
+      if (this.sftpSession === session) this.sftpSession = undefined;
+    };
+    session.opening.then((ready) => {
+      session.ready = ready;
+      ready.once("close", drop);
+      ready.once("end", drop);
+    }, drop);
+    return session.opening;
+  }
+
+  private async openSftpSession(): Promise<SFTPWrapper> {
+    let reconnected = false;
+    for (let attempt = 1; ; attempt++) {
+      const client = await this.connect();
+      try {
+        return await openSftp(client);
+      } catch (error) {
+        if (!(error instanceof ChannelOpenError)) throw error;
+        if (error.serverAnswered) {
+          // Briefly over MaxSessions while closed channels drain: wait, same connection.
+          if (attempt >= OPEN_RETRIES) throw error;
+          await delay(20 * attempt);
+          continue;
+        }
+        if (reconnected) throw error;
+        this.discard(client); // the reused connection is dead: try once on a fresh one
+        reconnected = true;
+      }
+    }
+  }
+
+  /** Ends the connection (and the SFTP session on it). Later `exec` and file calls reject. */
   async close(): Promise<void> {
     this.closed = true;
+    this.sftpSession = undefined;
     const connection = this.connection;
     this.connection = undefined;
     if (!connection) return;
@@ -175,6 +233,36 @@ async function loadClient(): Promise<typeof Client> {
 }
 
 const OPEN_RETRIES = 8;
+
+/** The environment's SFTP session: being opened, then `ready`. */
+interface SftpSession {
+  opening: Promise<SFTPWrapper>;
+  ready?: SFTPWrapper;
+}
+
+/** Opens the SFTP subsystem on `client`; a failure to open the channel is a ChannelOpenError. */
+function openSftp(client: Client): Promise<SFTPWrapper> {
+  return new Promise((resolve, reject) => {
+    try {
+      client.sftp((error, sftp) => {
+        if (!error) resolve(sftp);
+        else if (!/subsystem|SFTP session/i.test(error.message)) reject(new ChannelOpenError(error));
+        else {
+          reject(
+            Object.assign(
+              new Error(`${error.message}: the SSH server offers no SFTP subsystem (add "Subsystem sftp internal-sftp" to its sshd_config, or use ShellFileOperations over this environment)`, { cause: error }),
+              { code: "ERR_SSH_NO_SFTP" },
+            ),
+          );
+        }
+      });
+    } catch (error) {
+      // ssh2 throws "Not connected" synchronously when the socket is already gone.
+      reject(new ChannelOpenError(error as Error));
+    }
+  });
+}
+
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,8 +1,8 @@
 /**
  * The file-operations contract used by the file tools, the tree renderer and change tracking.
  * Every path is an absolute *system* path, already resolved and confined by a Workspace.
- * Implementations: LocalFileOperations (native fs) and ShellFileOperations (over an Environment:
- * local bash, SSH, docker exec).
+ * Implementations: LocalFileOperations (native fs), SftpFileOperations (SSH hosts, no process
+ * per call) and ShellFileOperations (over an Environment: local bash, SSH, docker exec).
  */
 export type EntryType = "file" | "directory" | "symlink" | "other";
 

@@ -35,7 +35,12 @@ export async function sshdUnavailable(): Promise<string | undefined> {
   return missing;
 }
 
-export async function startSshd(): Promise<TestSshd> {
+export interface StartSshdOptions {
+  /** Offer the SFTP subsystem (SshEnvironment.fileOps needs it). Default true. */
+  sftp?: boolean;
+}
+
+export async function startSshd(options: StartSshdOptions = {}): Promise<TestSshd> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "wb-sshd-"));
   try {
     await keygen(path.join(dir, "host_ed25519"));
@@ -61,6 +66,9 @@ export async function startSshd(): Promise<TestSshd> {
       // Debian's bash sources ~/.bashrc for sshd sessions unless it thinks it is nested
       // (SHLVL ≥ 1); a slow bashrc (pyenv init: ~200 ms) would otherwise dominate every test.
       "SetEnv SHLVL=1",
+      // SftpFileOperations (SshEnvironment.fileOps) needs the SFTP subsystem; the in-process
+      // server needs no sftp-server binary on the host.
+      ...(options.sftp === false ? [] : ["Subsystem sftp internal-sftp"]),
       "",
     ].join("\n");
     const configPath = path.join(dir, "sshd_config");
