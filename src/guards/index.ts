@@ -4,3 +4,4 @@ export * from "./credentials.js";
 export * from "./devices.js";
 export * from "./redact.js";
 export * from "./writeTargets.js";
+export * from "./commands.js";
