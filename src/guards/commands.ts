@@ -67,8 +67,9 @@ export function initCommandScreen(): void {
 const MAX_DEPTH = 4;
 /** Brace expansion and word products stop here: enough to see `/{bin,etc}`, bounded for `{1..99999}`. */
 const MAX_FIELDS = 64;
-/** Unknown text that may be empty at run time (an unset variable). */
+/** Unknown text that may be empty at run time: an unset variable, kept as `MAYBE_EMPTY name MAYBE_EMPTY`. */
 const MAYBE_EMPTY = "\u0000";
+const MAYBE_EMPTY_VAR = /\u0000([^\u0000]*)\u0000/g;
 /** Unknown text that is never empty (`$(…)`, `$PWD`, `${x:?}`). */
 const UNKNOWN = "\u0001";
 
@@ -342,10 +343,14 @@ class Walker {
 
     // Code given as a string: parse it again.
     const script = inlineScript(name, argv.slice(1));
-    if (script !== undefined && ctx.depth < MAX_DEPTH) {
+    if (script !== undefined && ctx.depth >= MAX_DEPTH) {
+      // Nobody nests shell code this deep by accident; stop parsing rather than let it hide.
+      return `it nests shell code (\`${name}\` strings) more than ${MAX_DEPTH} levels deep: run the inner command directly`;
+    }
+    if (script !== undefined) {
       const vars = new Map(ctx.vars);
       script.positional.forEach((p, i) => vars.set(String(i), p));
-      const inner = screenScript(script.code.replaceAll(MAYBE_EMPTY, "").replaceAll(UNKNOWN, "x"), { depth: ctx.depth + 1, vars });
+      const inner = screenScript(script.code.replace(MAYBE_EMPTY_VAR, "").replaceAll(UNKNOWN, "x"), { depth: ctx.depth + 1, vars });
       if (inner) return inner;
     }
     if (name === "find") return this.find(argv.slice(1), stmt, words, ctx);
@@ -499,7 +504,7 @@ class Walker {
       return p.Exp.Word ? this.fields(p.Exp.Word, ctx, false)[0] ?? "" : "";
     }
     if (op !== undefined) return UNKNOWN;
-    return known ?? MAYBE_EMPTY;
+    return known ?? `${MAYBE_EMPTY}${name}${MAYBE_EMPTY}`;
   }
 }
 
@@ -743,9 +748,13 @@ function rules(name: string, args: string[]): string | undefined {
   }
   if (name === "killall5") return "`killall5` signals every process on the machine: kill the one process you started, by its PID";
   if (name === "pkill" || name === "killall") {
-    const pattern = operandsOf(args.filter((a, i) => !/^-[ugtPsGU]$/.test(args[i - 1] ?? ""))).find((o) => !/^-/.test(o));
-    if (pattern === undefined ? opts.some((o) => /^-[^-]*u/.test(o) || o === "--user") : /^(?:\.\*?|\.\+|\^|\$|\^\.\*\$?|\.\*\$|)$/.test(pattern)) {
+    const valued = new Set(["-u", "-U", "-g", "-G", "-P", "-s", "-t", "--signal", "--user", "--uid", "--group", "--parent", "--session", "--terminal", "-o", "-y"]);
+    const patterns = args.filter((a, i) => !a.startsWith("-") && !valued.has(args[i - 1] ?? ""));
+    if (patterns.some((p) => /^(?:\.[*+]?|\^|\$|\^\.\*\$?|\.\*\$|)$/.test(p))) {
       return `\`${name}\` with a pattern that matches every process would kill the agent and the system: name the one process you started`;
+    }
+    if (patterns.length === 0 && args.some((a) => a === "-u" || a === "--user" || a.startsWith("--user="))) {
+      return `\`${name} -u\` without a process name kills every process of that user, the agent included: name the one process you started`;
     }
   }
 
@@ -811,7 +820,7 @@ function killTargets(args: string[]): string[] {
  */
 function normalisePath(target: string): string | undefined {
   if (target.startsWith(UNKNOWN)) return undefined;
-  const t = target.replaceAll(MAYBE_EMPTY, "");
+  const t = target.replace(MAYBE_EMPTY_VAR, "");
   if (!t.startsWith("/") && !t.startsWith("~")) return undefined;
   const out: string[] = [];
   const segs = t.split("/");
@@ -826,7 +835,7 @@ function normalisePath(target: string): string | undefined {
 
 /** What deleting or re-owning `target` would hit, when that is the system or a home directory. */
 function criticalTarget(target: string): string | undefined {
-  const rel = target.replaceAll(MAYBE_EMPTY, "");
+  const rel = target.replace(MAYBE_EMPTY_VAR, "");
   if (!target.startsWith(UNKNOWN) && !rel.startsWith("/") && !rel.startsWith("~")) {
     const segs = rel.split("/").filter((s) => s !== "" && s !== ".");
     if (segs.length > 0 && segs[0] === ".." && segs.every((s) => s === ".." || /^[*?]+$/.test(s))) return "directories above the workspace";
@@ -851,11 +860,12 @@ function criticalTarget(target: string): string | undefined {
 }
 
 function show(arg: string): string {
-  return arg.replaceAll(MAYBE_EMPTY, "$VAR").replaceAll(UNKNOWN, "…");
+  return arg.replace(MAYBE_EMPTY_VAR, "$$$1").replaceAll(UNKNOWN, "…");
 }
 
 function emptyHint(arg: string): string {
-  return arg.includes(MAYBE_EMPTY) ? " if the variable is empty (guard it with ${VAR:?})" : "";
+  const name = new RegExp(MAYBE_EMPTY_VAR.source).exec(arg)?.[1];
+  return name === undefined ? "" : ` if $${name} is empty (guard it: \${${name}:?})`;
 }
 
 function isDownloader(name: string): boolean {
