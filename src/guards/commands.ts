@@ -14,51 +14,15 @@
  * is data to the parser and passes. A determined caller can still hide intent (variables set at
  * run time, base64); that is what the sandbox is for.
  */
-import { createRequire } from "node:module";
+import { BINARY, PARAM_EXP, REDIR, loadShellParser, parseShell, walk as walkTree, type ShNode } from "./shellAst.js";
 
-// ---------------------------------------------------------------------------------------------
-// The parser (mvdan-sh: mvdan/sh compiled to JS with GopherJS; synchronous, no native code).
+type Node = ShNode & Record<string, any>; // fields vary by node type
 
-/* eslint-disable @typescript-eslint/no-explicit-any -- GopherJS nodes are untyped wrappers. */
-type Node = any;
-
-interface Syntax {
-  NewParser(): { Parse(src: string, name: string): Node };
-  NodeType(node: Node): string;
-  Walk(node: Node, visit: (node: Node) => boolean): void;
-}
-
-let syntax: Syntax | undefined;
-let parser: { Parse(src: string, name: string): Node } | undefined;
-
-/** Loads the parser on first use (~0.2–0.3 s), undoing the globals GopherJS sets on load. */
-function loadParser(): { syntax: Syntax; parser: { Parse(src: string, name: string): Node } } {
-  if (!syntax || !parser) {
-    const g = globalThis as { require?: unknown };
-    const hadRequire = Object.prototype.hasOwnProperty.call(g, "require");
-    const savedRequire = g.require;
-    const savedLimit = Error.stackTraceLimit;
-    try {
-      syntax = (localRequire()("mvdan-sh") as { syntax: Syntax }).syntax;
-    } finally {
-      // GopherJS sets `Error.stackTraceLimit = Infinity` and a global `require`; neither may leak.
-      Error.stackTraceLimit = savedLimit;
-      if (hadRequire) g.require = savedRequire;
-      else delete g.require;
-    }
-    parser = syntax.NewParser();
-  }
-  return { syntax, parser };
-}
-
-function localRequire(): NodeJS.Require {
-  // The CJS build has a real `require` (and no `import.meta.url`); ESM and tsx have the reverse.
-  return typeof require === "function" && typeof require.resolve === "function" ? require : createRequire(import.meta.url);
-}
+const walk = walkTree as (node: Node | undefined, visit: (node: Node) => boolean) => void;
 
 /** Loads the parser now rather than on the first screened command (e.g. while the tools are built). */
 export function initCommandScreen(): void {
-  loadParser();
+  loadShellParser();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -86,11 +50,12 @@ const SYSTEM_WRITE = /^\/(?:etc|boot|bin|sbin|lib|lib32|lib64|libx32|sys|usr(?!\
 /** System trees where deleting or re-owning anything at any depth breaks the machine. */
 const SYSTEM_TREE = /^\/(?:etc|boot|bin|sbin|lib|lib32|lib64|libx32|sys|proc|usr(?!\/local(?:\/|$)))(?:\/|$)/;
 /** Redirection operators (mvdan/sh `RedirOperator`) that write their target. */
-const WRITE_REDIRECTS = new Set([54 /* > */, 55 /* >> */, 57 /* <> */, 59 /* >& */, 60 /* >| */, 64 /* &> */, 65 /* &>> */]);
-const PIPE_OPS = new Set([12 /* | */, 13 /* |& */]);
-/** `ParamExp.Exp.Op` values: `-` `:-` (default), `?` `:?` (error if unset), `=` `:=` (assign default). */
-const EXP_DEFAULT = new Set([70, 71, 74, 75]);
-const EXP_REQUIRED = new Set([72, 73]);
+const WRITE_REDIRECTS = new Set<number>([REDIR.out, REDIR.append, REDIR.readWrite, REDIR.dupOut, REDIR.clobber, REDIR.all, REDIR.appendAll]);
+const PIPE_OPS = new Set<number>([BINARY.pipe, BINARY.pipeAll]);
+/** `${x-y}` `${x:-y}` `${x=y}` `${x:=y}`: the default is what runs when x is unset. */
+const EXP_DEFAULT = new Set<number>([PARAM_EXP.default, PARAM_EXP.colonDefault, PARAM_EXP.assign, PARAM_EXP.colonAssign]);
+/** `${x?}` `${x:?}`: the shell stops when x is unset, so it is never empty. */
+const EXP_REQUIRED = new Set<number>([PARAM_EXP.error, PARAM_EXP.colonError]);
 
 /** Options that take a separate value, per wrapper (the rest are flags). */
 const WRAPPER_VALUE_OPTS: Record<string, Set<string>> = {
@@ -152,10 +117,9 @@ class Found extends Error {
 }
 
 function screenScript(src: string, ctx: Ctx): string | undefined {
-  const { parser } = loadParser();
   let file: Node;
   try {
-    file = parser.Parse(src, "");
+    file = parseShell(src);
   } catch {
     return unparseable(src);
   }
@@ -185,24 +149,14 @@ function unparseable(src: string): string | undefined {
 
 class Walker {
   private readonly bytes: Buffer;
-  private syntax: Syntax;
 
-  constructor(private readonly src: string) {
+  constructor(src: string) {
     this.bytes = Buffer.from(src, "utf8");
-    this.syntax = loadParser().syntax;
   }
 
-  private type(node: Node): string {
-    return node ? this.syntax.NodeType(node) : "";
-  }
-
-  /** The source text of a node, for messages. */
+  /** The source text of a node that kept its position (redirections, extended globs), for messages. */
   private text(node: Node): string {
-    try {
-      return this.bytes.subarray(node.Pos().Offset(), node.End().Offset()).toString("utf8");
-    } catch {
-      return "";
-    }
+    return node.pos === undefined ? "" : this.bytes.subarray(node.pos, node.end).toString("utf8");
   }
 
   stmts(list: Node[] | null | undefined, ctx: Ctx): void {
@@ -220,7 +174,7 @@ class Walker {
     if (r.Hdoc) this.substitutions(r.Hdoc, ctx);
     if (!WRITE_REDIRECTS.has(r.Op) || !r.Word) return;
     for (const target of this.fields(r.Word, ctx)) {
-      if (r.Op === 59 && /^(?:\d+|-)$/.test(target)) continue; // >&2: duplicates a descriptor
+      if (r.Op === REDIR.dupOut && /^(?:\d+|-)$/.test(target)) continue; // >&2: duplicates a descriptor
       const why = writeTargetProblem(target);
       if (why) throw new Found(`the redirection \`${this.text(r).trim()}\` ${why}`);
     }
@@ -228,7 +182,7 @@ class Walker {
 
   private command(cmd: Node, stmt: Node, ctx: Ctx): void {
     if (!cmd) return;
-    switch (this.type(cmd)) {
+    switch (typeOf(cmd)) {
       case "CallExpr":
         return this.call(cmd, stmt, ctx);
       case "BinaryCmd":
@@ -254,9 +208,9 @@ class Walker {
 
   /** Visits the statements and substitutions under `node` that the cases above do not model. */
   private generic(node: Node, ctx: Ctx): void {
-    this.syntax.Walk(node, (n) => {
+    walk(node, (n) => {
       if (!n || n === node) return true;
-      const t = this.type(n);
+      const t = typeOf(n);
       if (t === "Stmt") {
         this.stmt(n, ctx);
         return false;
@@ -278,7 +232,7 @@ class Walker {
     const out: Node[] = [];
     const add = (s: Node) => {
       const c = s?.Cmd;
-      if (c && this.type(c) === "BinaryCmd" && PIPE_OPS.has(c.Op) && !s.Background && (s.Redirs ?? []).length === 0) {
+      if (c && typeOf(c) === "BinaryCmd" && PIPE_OPS.has(c.Op) && !s.Background && (s.Redirs ?? []).length === 0) {
         add(c.X);
         add(c.Y);
       } else out.push(s);
@@ -319,7 +273,7 @@ class Walker {
 
     // Commands that take their arguments from the pipeline: `echo / | xargs rm -rf`.
     if (unwrapped.fromStdin && ctx.upstream?.length) {
-      const produced = this.producedWords(ctx.upstream[ctx.upstream.length - 1], ctx);
+      const produced = this.producedWords(ctx.upstream[ctx.upstream.length - 1]!, ctx);
       if (name === "rm" && produced.some((w) => criticalTarget(w))) {
         return `it pipes ${show(produced.find((w) => criticalTarget(w))!)} into \`xargs rm\`, which would delete ${criticalTarget(produced.find((w) => criticalTarget(w))!)}: delete paths inside the workspace instead`;
       }
@@ -382,9 +336,9 @@ class Walker {
     const after = at < 0 ? [] : words.slice(at + 1);
     if (name === "eval") return after;
     for (let i = 0; i < after.length; i++) {
-      const f = this.fields(after[i], { depth: 0, vars: new Map() })[0] ?? "";
+      const f = this.fields(after[i]!, { depth: 0, vars: new Map() })[0] ?? "";
       if (/^-[A-Za-z]*[ce]$/.test(f) || f === "--eval" || f === "--command") return after.slice(i + 1, i + 2);
-      if (!f.startsWith("-")) return [after[i]];
+      if (!f.startsWith("-")) return [after[i]!];
     }
     return [];
   }
@@ -392,8 +346,8 @@ class Walker {
   /** What a pipeline stage writes to stdin, as far as it is literal: the operands of `echo`, `printf`, `ls`, `find`. */
   private producedWords(stage: Node, ctx: Ctx): string[] {
     const out: string[] = [];
-    this.syntax.Walk(stage, (n) => {
-      if (n && this.type(n) === "CallExpr" && (n.Args ?? []).length) {
+    walk(stage, (n) => {
+      if (n && typeOf(n) === "CallExpr" && (n.Args ?? []).length) {
         const argv = unwrap((n.Args as Node[]).flatMap((w) => this.fields(w, ctx))).argv;
         for (const a of argv.slice(1)) if (!a.startsWith("-")) out.push(...a.split(/[\s\n]+|\\n/).filter(Boolean));
       }
@@ -405,9 +359,9 @@ class Walker {
   /** Whether a simple command under `node` (at any depth) satisfies `test`. */
   private contains(node: Node, test: (name: string) => boolean): boolean {
     let hit = false;
-    this.syntax.Walk(node, (n) => {
+    walk(node, (n) => {
       if (hit || !n) return false;
-      if (this.type(n) === "CallExpr" && (n.Args ?? []).length) {
+      if (typeOf(n) === "CallExpr" && (n.Args ?? []).length) {
         const argv = unwrap((n.Args as Node[]).flatMap((w) => this.fields(w, { depth: 0, vars: new Map() }))).argv;
         if (argv.length && test(commandName(argv[0]!))) hit = true;
       }
@@ -422,9 +376,9 @@ class Walker {
     if (!name || !fn.Body) return;
     const callsSelf = (n: Node) => this.contains(n, (c) => c === name);
     let found = false;
-    this.syntax.Walk(fn.Body, (n) => {
+    walk(fn.Body, (n) => {
       if (found || !n) return false;
-      const t = this.type(n);
+      const t = typeOf(n);
       if ((t === "Stmt" && n.Background && callsSelf(n.Cmd)) || (t === "BinaryCmd" && PIPE_OPS.has(n.Op) && callsSelf(n))) found = true;
       return !found;
     });
@@ -451,7 +405,7 @@ class Walker {
     fields = [];
     const parts: Node[] = word?.Parts ?? [];
     for (const part of parts) {
-      switch (this.type(part)) {
+      switch (typeOf(part)) {
         case "Lit":
           append(braceExpand(unescapeUnquoted(part.Value)));
           break;
@@ -473,7 +427,7 @@ class Walker {
           break;
         }
         default: // CmdSubst, ArithmExp, ProcSubst, ExtGlob, BraceExp
-          append([this.type(part) === "ExtGlob" ? this.text(part) : UNKNOWN]);
+          append([typeOf(part) === "ExtGlob" ? this.text(part) : UNKNOWN]);
       }
     }
     breakField();
@@ -484,7 +438,7 @@ class Walker {
   private quoted(parts: Node[], ctx: Ctx): string {
     let out = "";
     for (const p of parts) {
-      const t = this.type(p);
+      const t = typeOf(p);
       if (t === "Lit") out += String(p.Value).replace(/\\([$`"\\\n])/g, (_m, c: string) => (c === "\n" ? "" : c));
       else if (t === "ParamExp") out += this.param(p, ctx);
       else out += UNKNOWN;
@@ -510,7 +464,11 @@ class Walker {
 
 /** Words fed to a command's stdin: `< FILE`, `<<< WORD`. */
 function stdinWords(stmt: Node): Node[] {
-  return (stmt?.Redirs ?? []).filter((r: Node) => (r.Op === 56 || r.Op === 63) && r.Word).map((r: Node) => r.Word);
+  return (stmt?.Redirs ?? []).filter((r: Node) => (r.Op === REDIR.in || r.Op === REDIR.hereString) && r.Word).map((r: Node) => r.Word);
+}
+
+function typeOf(node: Node | undefined): string {
+  return node?.type ?? "";
 }
 
 function knownVariable(name: string, ctx: Ctx): string | undefined {
