@@ -55,6 +55,8 @@ const PIPE_OPS = new Set<number>([BINARY.pipe, BINARY.pipeAll]);
 /** `${x-y}` `${x:-y}` `${x=y}` `${x:=y}`: the default is what runs when x is unset. */
 const EXP_DEFAULT = new Set<number>([PARAM_EXP.default, PARAM_EXP.colonDefault, PARAM_EXP.assign, PARAM_EXP.colonAssign]);
 /** `${x?}` `${x:?}`: the shell stops when x is unset, so it is never empty. */
+/** Commands whose relative operands a preceding `cd` moves (`cd / && rm -rf *`). */
+const RESOLVES_OPERANDS = new Set(["rm", "chmod", "chown", "chgrp", "find", "mv", "shred"]);
 const EXP_REQUIRED = new Set<number>([PARAM_EXP.error, PARAM_EXP.colonError]);
 
 /** Options that take a separate value, per wrapper (the rest are flags). */
@@ -108,6 +110,8 @@ interface Ctx {
   vars: Map<string, string>;
   /** Earlier stages of the pipeline this command reads from. */
   upstream?: Node[];
+  /** Where an earlier `cd` went (absolute, `~…`, or relative to the workspace); unset = the workspace. */
+  cwd?: string;
 }
 
 class Found extends Error {
@@ -280,6 +284,16 @@ class Walker {
       argv = argv.includes("{}") ? argv.flatMap((a) => (a === "{}" ? produced : [a])) : [...argv, ...produced];
     }
 
+    if (name === "cd" || name === "pushd") {
+      const to = operandsOf(argv.slice(1))[0] ?? "~";
+      ctx.cwd = to === "-" ? undefined : ctx.cwd && !/^[/~]/.test(to) ? joinPath(ctx.cwd, to) : to;
+      return undefined;
+    }
+    if (ctx.cwd !== undefined && RESOLVES_OPERANDS.has(name)) {
+      // After `cd /`, `rm -rf *` deletes `/*`.
+      argv = [argv[0]!, ...argv.slice(1).map((a) => (/^[-/~+]/.test(a) || a.includes("=") ? a : joinPath(ctx.cwd!, a)))];
+    }
+
     const rule = rules(name, argv.slice(1));
     if (rule) return rule;
 
@@ -295,16 +309,17 @@ class Walker {
       }
     }
 
-    // Code given as a string: parse it again.
-    const script = inlineScript(name, argv.slice(1));
-    if (script !== undefined && ctx.depth >= MAX_DEPTH) {
-      // Nobody nests shell code this deep by accident; stop parsing rather than let it hide.
-      return `it nests shell code (\`${name}\` strings) more than ${MAX_DEPTH} levels deep: run the inner command directly`;
-    }
-    if (script !== undefined) {
+    // Code given as a string (`sh -c`, `eval`, `trap`) or fed to a shell's stdin (`sh <<EOF`, `echo … | sh`): parse it again.
+    const scripts = [inlineScript(name, argv.slice(1)), SHELLS.has(name) && interpreterReadsStdin(name, argv.slice(1)) ? this.stdinScript(stmt, ctx) : undefined];
+    for (const script of scripts) {
+      if (script === undefined) continue;
+      if (ctx.depth >= MAX_DEPTH) {
+        // Nobody nests shell code this deep by accident; stop parsing rather than let it hide.
+        return `it nests shell code (\`${name}\` strings) more than ${MAX_DEPTH} levels deep: run the inner command directly`;
+      }
       const vars = new Map(ctx.vars);
       script.positional.forEach((p, i) => vars.set(String(i), p));
-      const inner = screenScript(script.code.replace(MAYBE_EMPTY_VAR, "").replaceAll(UNKNOWN, "x"), { depth: ctx.depth + 1, vars });
+      const inner = screenScript(script.code.replace(MAYBE_EMPTY_VAR, "").replaceAll(UNKNOWN, "x"), { depth: ctx.depth + 1, vars, cwd: ctx.cwd });
       if (inner) return inner;
     }
     if (name === "find") return this.find(argv.slice(1), stmt, words, ctx);
@@ -328,6 +343,22 @@ class Walker {
       if (why) return why;
     }
     return undefined;
+  }
+
+  /** The script a shell reads from stdin when it is literal: a heredoc, a here-string, or `echo`/`printf` piped in. */
+  private stdinScript(stmt: Node, ctx: Ctx): { code: string; positional: string[] } | undefined {
+    for (const r of stmt?.Redirs ?? []) {
+      const word = r.Op === REDIR.heredoc || r.Op === REDIR.heredocTabs ? r.Hdoc : r.Op === REDIR.hereString ? r.Word : undefined;
+      if (word) return { code: this.fields(word, ctx, false)[0] ?? "", positional: [] };
+    }
+    const last = ctx.upstream?.[ctx.upstream.length - 1];
+    const cmd = last?.Cmd;
+    if (typeOf(cmd) !== "CallExpr" || !cmd.Args?.length) return undefined;
+    const argv = unwrap((cmd.Args as Node[]).flatMap((w) => this.fields(w, ctx))).argv;
+    const producer = commandName(argv[0] ?? "");
+    if (producer !== "echo" && producer !== "printf") return undefined;
+    const text = operandsOf(argv.slice(1)).join(" ");
+    return { code: producer === "printf" || argv.includes("-e") ? text.replace(/\\n/g, "\n") : text, positional: [] };
   }
 
   /** The word that holds the program of an interpreter call: `-c CODE`, the script operand, or every word of `eval`. */
@@ -542,6 +573,11 @@ function expandRange(a: string, b: string): string[] {
   return out;
 }
 
+function joinPath(dir: string, rel: string): string {
+  const r = rel.replace(/^(?:\.\/)+/, "");
+  return r === "." || r === "" ? dir : `${dir.replace(/\/+$/, "")}/${r}`;
+}
+
 function commandName(word: string): string {
   const i = word.lastIndexOf("/");
   return i >= 0 ? word.slice(i + 1) : word;
@@ -677,6 +713,13 @@ function rules(name: string, args: string[]): string | undefined {
     }
   }
 
+  if (name === "mv") {
+    for (const t of ops.slice(0, -1)) {
+      const what = criticalTarget(t);
+      if (what) return `\`mv ${show(t)}\` would move ${what} away${emptyHint(t)}: move files inside the workspace instead`;
+    }
+  }
+
   if (FORMATTERS.test(name)) return `\`${name}\` formats or wipes a disk or filesystem: this tool works on files in the workspace`;
 
   if (name === "dd") {
@@ -795,7 +838,12 @@ function normalisePath(target: string): string | undefined {
 function criticalTarget(target: string): string | undefined {
   const rel = target.replace(MAYBE_EMPTY_VAR, "");
   if (!target.startsWith(UNKNOWN) && !rel.startsWith("/") && !rel.startsWith("~")) {
-    const segs = rel.split("/").filter((s) => s !== "" && s !== ".");
+    const segs: string[] = [];
+    for (const seg of rel.split("/")) {
+      if (seg === "" || seg === ".") continue;
+      if (seg === ".." && segs.length > 0 && segs[segs.length - 1] !== "..") segs.pop();
+      else segs.push(seg);
+    }
     if (segs.length > 0 && segs[0] === ".." && segs.every((s) => s === ".." || /^[*?]+$/.test(s))) return "directories above the workspace";
     return undefined;
   }
@@ -848,6 +896,7 @@ function interpreterReadsStdin(name: string, args: string[]): boolean {
 /** The script of `sh -c CODE [ARG0 ARGS…]`, `eval WORDS…`, `su -c CODE`, or undefined. */
 function inlineScript(name: string, args: string[]): { code: string; positional: string[] } | undefined {
   if (name === "eval") return args.length ? { code: args.join(" "), positional: [] } : undefined;
+  if (name === "trap") return args[0] !== undefined && !args[0].startsWith("-") ? { code: args[0], positional: [] } : undefined;
   if (SHELLS.has(name) || name === "su" || name === "runuser") {
     for (let i = 0; i < args.length; i++) {
       const a = args[i]!;
