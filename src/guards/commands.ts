@@ -46,9 +46,9 @@ const FORMATTERS = /^(?:mkfs(?:\..+)?|mke2fs|mkswap|mkdosfs|mkntfs|wipefs|blkdis
 const ROOT_DIRS = new Set(["bin", "boot", "dev", "etc", "home", "lib", "lib32", "lib64", "libx32", "opt", "proc", "root", "run", "sbin", "srv", "sys", "usr", "var", "snap", "Users", "System", "Library", "Applications", "private"]);
 const BLOCK_DEVICE = /^\/dev\/(?:sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|dm-\d|md\d|mapper\/|loop\d|nbd\d|sr\d|zram\d|root$|mem$|kmem$|port$|disk\/)/;
 /** System locations a command has no business writing (device files are judged separately). */
-const SYSTEM_WRITE = /^\/(?:etc|boot|bin|sbin|lib|lib32|lib64|libx32|sys|usr(?!\/local(?:\/|$)))(?:\/|$)|^\/proc\/(?:sys(?:rq-trigger)?(?:\/|$))|^\/var\/spool\/cron(?:\/|$)/;
+const SYSTEM_WRITE = /^\/(?:etc|boot|bin|sbin|lib|lib32|lib64|libx32|sys|usr(?!\/(?:local|src)(?:\/|$)))(?:\/|$)|^\/proc\/(?:sys(?:rq-trigger)?(?:\/|$))|^\/var\/spool\/cron(?:\/|$)/;
 /** System trees where deleting or re-owning anything at any depth breaks the machine. */
-const SYSTEM_TREE = /^\/(?:etc|boot|bin|sbin|lib|lib32|lib64|libx32|sys|proc|usr(?!\/local(?:\/|$)))(?:\/|$)/;
+const SYSTEM_TREE = /^\/(?:etc|boot|bin|sbin|lib|lib32|lib64|libx32|sys|proc|usr(?!\/(?:local|src)(?:\/|$)))(?:\/|$)/;
 /** Redirection operators (mvdan/sh `RedirOperator`) that write their target. */
 const WRITE_REDIRECTS = new Set<number>([REDIR.out, REDIR.append, REDIR.readWrite, REDIR.dupOut, REDIR.clobber, REDIR.all, REDIR.appendAll]);
 const PIPE_OPS = new Set<number>([BINARY.pipe, BINARY.pipeAll]);
@@ -276,8 +276,9 @@ class Walker {
     const name = commandName(argv[0]!);
 
     // Commands that take their arguments from the pipeline: `echo / | xargs rm -rf`.
-    if (unwrapped.fromStdin && ctx.upstream?.length) {
-      const produced = this.producedWords(ctx.upstream[ctx.upstream.length - 1]!, ctx);
+    const literalInput = unwrapped.fromStdin ? this.stdinScript(stmt, { ...ctx, upstream: undefined }) : undefined;
+    if (unwrapped.fromStdin && (ctx.upstream?.length || literalInput)) {
+      const produced = literalInput ? literalInput.code.split(/\s+/).filter(Boolean) : this.producedWords(ctx.upstream![ctx.upstream!.length - 1]!, ctx);
       if (name === "rm" && produced.some((w) => criticalTarget(w))) {
         return `it pipes ${show(produced.find((w) => criticalTarget(w))!)} into \`xargs rm\`, which would delete ${criticalTarget(produced.find((w) => criticalTarget(w))!)}: delete paths inside the workspace instead`;
       }
