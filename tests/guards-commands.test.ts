@@ -1,7 +1,10 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { initCommandScreen, screenCommand } from "../src/guards/commands.js";
+import type { StructuredTool } from "@langchain/core/tools";
+import { createBasicTools } from "../tools/index.js";
 import { isDangerousCommand } from "../tools/dangerousCommands.js";
+import { tempRoot } from "./helpers/agentHarness.js";
 import { BENIGN, HOSTILE } from "./fixtures/commandCorpus.js";
 
 
@@ -65,6 +68,20 @@ describe("screenCommand", () => {
   it("does not leak the parser's globals into the process", () => {
     assert.equal((globalThis as { require?: unknown }).require, undefined);
     assert.notEqual(Error.stackTraceLimit, Infinity);
+  });
+
+  it("is what run_command refuses with, before anything runs", async () => {
+    const { root, cleanup } = await tempRoot("wb-screen-");
+    const shell = createBasicTools({ rootDir: root, enableShell: true }).find((t) => t.name === "run_command") as StructuredTool;
+    // PATH points nowhere, so even a broken screen could not reach a real `reboot` or `rm`.
+    for (const command of ["PATH=/nonexistent; { reboot; }", 'PATH=/nonexistent; echo / | xargs rm -rf', "PATH=/nonexistent busybox rm -rf /"]) {
+      const out: string = await shell.invoke({ command }, { configurable: { thread_id: "screen" } });
+      assert.match(out, /^Error: command refused because .*(?:rm -r|reboot|xargs rm)/, command);
+      assert.doesNotMatch(out, /exit code/, command);
+    }
+    const ok: string = await shell.invoke({ command: "echo 'rm -rf /'" }, { configurable: { thread_id: "screen" } });
+    assert.match(ok, /^rm -rf \/\n\[exit code 0\]$/);
+    await cleanup();
   });
 
   it("keeps isDangerousCommand's string | null shape for existing callers", () => {
