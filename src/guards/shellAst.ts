@@ -88,11 +88,16 @@ export function parseShell(src: string): ShNode {
 
 function toPlain(syntax: Syntax, node: any): ShNode | undefined {
   if (node === null || node === undefined) return undefined;
-  let type = "";
-  try {
-    type = syntax.NodeType(node);
-  } catch {
-    // Not a Node (Expansion, Replace, Slice…): a plain struct, copied the same way.
+  // The Go type behind the wrapper ("*syntax.CallExpr"): a plain read, where NodeType costs a
+  // conversion of the whole wrapper. Structs that are not Nodes (Expansion, Replace…) get a name too.
+  const goType: unknown = node.__internal_object__?.constructor?.string;
+  let type = typeof goType === "string" ? goType.replace(/^\*?syntax\./, "") : "";
+  if (!type) {
+    try {
+      type = syntax.NodeType(node);
+    } catch {
+      // Not a Node: copied as a plain struct.
+    }
   }
   const out: ShNode = { type };
   for (const field of FIELDS) {
