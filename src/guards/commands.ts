@@ -97,7 +97,7 @@ const WRAPPER_VALUE_OPTS: Record<string, Set<string>> = {
 export function screenCommand(command: string): string | undefined {
   if (typeof command !== "string" || command.trim() === "") return undefined;
   try {
-    return screenScript(command, { depth: 0, vars: new Map() });
+    return screenScript(command, { depth: 0, vars: new Map(), downloads: new Set() });
   } catch {
     // The parser failed to load or crashed: judge by the words alone, like unparseable input.
     return unparseable(command);
@@ -112,6 +112,8 @@ interface Ctx {
   upstream?: Node[];
   /** Where an earlier `cd` went (absolute, `~…`, or relative to the workspace); unset = the workspace. */
   cwd?: string;
+  /** Files an earlier `curl -o` / `wget -O` / `curl … > F` in the same line wrote. */
+  downloads?: Set<string>;
 }
 
 class Found extends Error {
@@ -297,6 +299,15 @@ class Walker {
 
     const rule = rules(name, argv.slice(1));
     if (rule) return rule;
+
+    // `curl -o x.sh URL && sh x.sh`: the same as piping it, one step later.
+    if (isDownloader(name)) for (const f of downloadedFiles(name, argv.slice(1), stmt, (w) => this.fields(w, ctx))) ctx.downloads?.add(f);
+    if (ctx.downloads?.size) {
+      const program = isInterpreter(name) && !interpreterReadsStdin(name, argv.slice(1)) ? operandsOf(argv.slice(1))[0] : argv[0];
+      if (program !== undefined && ctx.downloads.has(fileKey(program))) {
+        return `it runs ${show(program)}, downloaded in the same command, unreviewed: download it in one call, read it, then run it`;
+      }
+    }
 
     // Code from the network run by an interpreter: `curl … | sh`, `bash <(curl …)`, `eval "$(wget -O- …)"`.
     if (isInterpreter(name)) {
@@ -497,6 +508,33 @@ class Walker {
 /** Words fed to a command's stdin: `< FILE`, `<<< WORD`. */
 function stdinWords(stmt: Node): Node[] {
   return (stmt?.Redirs ?? []).filter((r: Node) => (r.Op === REDIR.in || r.Op === REDIR.hereString) && r.Word).map((r: Node) => r.Word);
+}
+
+/** Files a downloader writes: `curl -o F`, `curl -O URL` (its last path segment), `wget -O F`, `> F`. */
+function downloadedFiles(name: string, args: string[], stmt: Node, fields: (w: Node) => string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    const long = /^--(?:output|output-document)=(.+)$/.exec(a);
+    if (long) out.push(long[1]!);
+    else if (a === "--output" || a === "--output-document") out.push(args[++i] ?? "");
+    else if (/^-[A-Za-z]*[oO]$/.test(a) && !(name === "curl" && a.endsWith("O"))) out.push(args[++i] ?? "");
+    else if (/^-[A-Za-z]*[oO].+$/.test(a) && name !== "curl") out.push(a.slice(a.search(/[oO]/) + 1));
+    else if (name === "curl" && (a === "-O" || a === "--remote-name" || /^-[A-Za-z]*O$/.test(a))) {
+      const url = args.slice(i + 1).find((u) => /^[a-z]+:\/\//i.test(u));
+      if (url) out.push(url.replace(/[?#].*$/, "").split("/").pop() ?? "");
+    }
+  }
+  if (name === "wget" && !out.length) {
+    const url = args.find((u) => /^[a-z]+:\/\//i.test(u));
+    if (url) out.push(url.replace(/[?#].*$/, "").split("/").pop() ?? "");
+  }
+  for (const r of stmt?.Redirs ?? []) if ((r.Op === REDIR.out || r.Op === REDIR.clobber) && r.Word) out.push(...fields(r.Word));
+  return out.filter((f) => f && f !== "-").map(fileKey);
+}
+
+function fileKey(path: string): string {
+  return path.replace(/^(?:\.\/)+/, "");
 }
 
 function typeOf(node: Node | undefined): string {
