@@ -4,4 +4,3 @@ export * from "./credentials.js";
 export * from "./devices.js";
 export * from "./redact.js";
 export * from "./writeTargets.js";
-export * from "./commands.js";
