@@ -8,11 +8,13 @@
  * command. The screen parses the line with a real bash parser (mvdan/sh, the parser behind
  * `shfmt`) and checks every simple command the shell would run — in pipelines, lists, `{ …; }`
  * groups, subshells, functions, `$(…)` and backticks (also inside double quotes and heredocs),
- * `<(…)`, and `bash -c` / `eval` strings parsed again — after normalising the command word
- * (`/bin/rm`, `\rm`, `'r'm`, `${IFS}`) and unwrapping `sudo`, `env`, `xargs`, `find -exec`,
- * `busybox` and the like. Text that only mentions a command (`echo 'rm -rf /'`, a commit message)
- * is data to the parser and passes. A determined caller can still hide intent (variables set at
- * run time, base64); that is what the sandbox is for.
+ * `<(…)`, and `bash -c` / `eval` / `trap` strings or heredocs and `echo … |` fed to a shell,
+ * parsed again — after normalising the command word (`/bin/rm`, `\rm`, `'r'm`, `${IFS}`,
+ * variables assigned earlier in the line) and unwrapping `sudo`, `env`, `xargs`, `find -exec`,
+ * `busybox` and the like. It follows a `cd` into later relative paths and a `curl -o` into a
+ * later run of that file. Text that only mentions a command (`echo 'rm -rf /'`, a commit message)
+ * is data to the parser and passes. A determined caller can still hide intent (values computed at
+ * run time, base64, a script written first); that is what the sandbox is for.
  */
 import { BINARY, PARAM_EXP, REDIR, loadShellParser, parseShell, walk as walkTree, type ShNode } from "./shellAst.js";
 
