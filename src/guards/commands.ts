@@ -42,6 +42,8 @@ const UNKNOWN = "\u0001";
 const SHELLS = new Set(["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "rbash", "yash", "posh"]);
 const SCRIPT_INTERPRETERS = /^(?:python[\d.]*|pypy[\d.]*|perl[\d.]*|ruby[\d.]*|node|nodejs|php[\d.]*|lua[\d.]*|deno|bun|Rscript|tclsh|osascript)$/;
 const DOWNLOADERS = new Set(["curl", "wget", "fetch", "aria2c", "http", "https", "xh", "lwp-request", "GET"]);
+/** Commands that turn encoded text back into a script (`echo … | base64 -d | sh`). */
+const DECODERS = new Set(["base64", "base32", "basenc", "xxd", "uudecode", "gunzip", "zcat", "rev", "openssl"]);
 const POWER = new Set(["shutdown", "reboot", "halt", "poweroff"]);
 const SYSTEMCTL_POWER = new Set(["poweroff", "reboot", "halt", "kexec", "suspend", "hibernate", "hybrid-sleep", "suspend-then-hibernate", "rescue", "emergency", "soft-reboot"]);
 const FORMATTERS = /^(?:mkfs(?:\..+)?|mke2fs|mkswap|mkdosfs|mkntfs|wipefs|blkdiscard)$/;
@@ -316,6 +318,9 @@ class Walker {
       const readsStdin = interpreterReadsStdin(name, argv.slice(1));
       if (readsStdin && ctx.upstream?.some((s) => this.contains(s, isDownloader))) {
         return `it pipes a download into ${name}, which runs it unreviewed: save it to a file in the workspace and read it first`;
+      }
+      if (readsStdin && ctx.upstream?.some((s) => this.contains(s, (c) => DECODERS.has(c)))) {
+        return `it decodes text and pipes it into ${name}, which hides what runs: run the decoded command itself`;
       }
       const fed = [...(direct ? this.programWords(words, name) : []), ...(readsStdin ? stdinWords(stmt) : [])];
       if (fed.some((w: Node) => this.contains(w, isDownloader))) {
