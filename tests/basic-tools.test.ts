@@ -140,7 +140,7 @@ describe("run_command", () => {
 
   it("refuses dangerous commands unless allowDangerous is set", async () => {
     const refused: string = await shell().invoke({ command: "PATH=/nonexistent shutdown -h now" }, thread("sh-danger"));
-    assert.match(refused, /^Error: command refused because shutdown would power off/);
+    assert.match(refused, /^Error: command refused because `shutdown` would power off/);
     // Allowed (for use behind human approval): it runs, here harmlessly, as the binary is not found.
     const allowed: string = await shell({ shell: { allowDangerous: true } }).invoke({ command: "PATH=/nonexistent shutdown -h now" }, thread("sh-danger"));
     assert.match(allowed, /\[exit code 127\]$/);
