@@ -10,7 +10,7 @@
  * (`(?x)`, `\pL`, `[[:alpha:]]`) is an error or literal here. Files over 64 MiB are skipped.
  */
 import type { Dirent } from "node:fs";
-import { readdir, readFile, stat } from "node:fs/promises";
+import { lstat, readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import pLimit from "p-limit";
 import { globMatcher, ignoreLayer, isIgnored, relativePath, type IgnoreLayer } from "./globs.js";
@@ -78,7 +78,10 @@ class Walk {
     const parts = rel === "" ? [] : rel.split("/");
     for (let i = 0; i < parts.length; i++) {
       const base = parts.slice(0, i).join("/");
-      const text = await readFile(path.join(this.req.cwd, base, ".gitignore"), "utf8").catch(() => undefined);
+      const file = path.join(this.req.cwd, base, ".gitignore");
+      // A symlinked .gitignore is never read (its target may be outside), as in walk().
+      const regular = await lstat(file).then((s) => s.isFile(), () => false);
+      const text = regular ? await readFile(file, "utf8").catch(() => undefined) : undefined;
       if (text !== undefined) layers.push(ignoreLayer(base, text));
     }
     return layers;
@@ -115,6 +118,7 @@ class Walk {
     if (this.stopped()) return;
     const rel = this.rel(file);
     if (!explicit && this.fileGlob && !this.fileGlob(rel)) return;
+    if (this.req.target === "content" && this.req.exclude?.(file)) return;
     if (this.nameGlob) {
       if (explicit || this.nameGlob(rel)) this.addFile(file);
       return;
