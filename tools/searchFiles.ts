@@ -6,13 +6,13 @@
  * searched and never counted; match text is redacted.
  */
 import { tool } from "@langchain/core/tools";
-import { lstat, realpath, stat } from "node:fs/promises";
-import pLimit from "p-limit";
+import { realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
-import { contentAccessReason, readAccessReason, type AccessPolicy } from "../src/guards/access.js";
+import { contentAccessReason, type AccessPolicy } from "../src/guards/access.js";
 import { redactSecrets } from "../src/guards/redact.js";
 import { runJsSearch } from "../src/search/fallback.js";
+import { dropHardLinkedResults } from "../src/search/refused.js";
 import { shapeResults } from "../src/search/results.js";
 import { detectRipgrep, runRipgrep } from "../src/search/ripgrep.js";
 import type { SearchOutcome, SearchRequest } from "../src/search/types.js";
@@ -93,29 +93,6 @@ function positive(name: string, value: number | undefined, fallback: number): nu
   return value;
 }
 
-/**
- * Content results from files with more than one hard link are dropped (another name of the same
- * file may be a credential file; see src/guards/access.ts), unless the policy allows them.
- */
-async function dropHardLinked(outcome: SearchOutcome, policy: AccessPolicy): Promise<void> {
-  if (policy.allowHardLinks) return;
-  const files = new Set<string>([...outcome.lines.map((l) => l.path), ...outcome.files, ...outcome.counts.map((c) => c.path)]);
-  const limit = pLimit(32);
-  const refused = new Set<string>();
-  await Promise.all(
-    [...files].map((f) =>
-      limit(async () => {
-        const s = await lstat(f).catch(() => undefined);
-        if (s?.isFile() && readAccessReason(f, { ...policy, confine: false, workspaceDir: path.dirname(f) }, { type: "file", nlink: s.nlink, size: s.size })) refused.add(f);
-      }),
-    ),
-  );
-  if (refused.size === 0) return;
-  outcome.lines = outcome.lines.filter((l) => !refused.has(l.path));
-  outcome.files = outcome.files.filter((f) => !refused.has(f));
-  outcome.counts = outcome.counts.filter((c) => !refused.has(c.path));
-}
-
 /** The search_files tool. Options are validated here (a TypeError names the bad one). */
 export function createSearchFilesTool(options: SearchFilesToolOptions = {}) {
   const fileOpts = resolveFileToolOptions({
@@ -183,7 +160,7 @@ export function createSearchFilesTool(options: SearchFilesToolOptions = {}) {
         maxOutputBytes: limits.maxOutputBytes,
         exclude: (p) => contentAccessReason(p, byName) !== undefined,
       });
-      if (target === "content") await dropHardLinked(outcome, policy);
+      if (target === "content") await dropHardLinkedResults(outcome, policy);
       const head = { pattern: args.pattern, target, path: display, ...(target === "content" ? { output_mode: mode } : {}), engine: outcome.engine };
       if (outcome.error) return { payload: { ...head, error: resolved.ws.rewrite(outcome.error) }, isError: true };
       const wsRef = resolved.ws;
