@@ -8,6 +8,7 @@ import { after, before, beforeEach, describe, it } from "node:test";
 import { resolveFileToolOptions } from "../tools/fileToolSupport.js";
 import { patchCore } from "../tools/patchTool.js";
 import { readFileCore } from "../tools/readFile.js";
+import { writeFileCore } from "../tools/writeFile.js";
 
 const SECRET = "sk-live-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c";
 const ENV = `OPENAI_API_KEY=${SECRET}\nDEBUG=0\nPORT=3000\n`;
@@ -141,5 +142,15 @@ describe("patch replace on a credential file", () => {
     const r = await patch({ path: "a.txt", old_string: "alpha\n", new_string: stub });
     assert.match(r.error, /placeholder/);
     assert.equal(await readFile(path.join(ws, "a.txt"), "utf8"), "alpha\n");
+  });
+
+  it("write_file and a V4A Add File refuse the stub text too", async () => {
+    const stub = JSON.stringify({ status: "unchanged", dedup: true, path: "a.txt", message: "x" });
+    const w = await writeFileCore({ path: "b.txt", content: stub }, cfg, resolveFileToolOptions({ rootDir: root }));
+    assert.match(String(w.payload.error), /placeholder/);
+    const v = await patch({ mode: "patch", patch: `*** Begin Patch\n*** Add File: c.txt\n+${stub}\n*** End Patch` });
+    assert.match(v.error, /placeholder/);
+    assert.equal(await exists("b.txt"), false);
+    assert.equal(await exists("c.txt"), false);
   });
 });

@@ -11,7 +11,7 @@ import type { z } from "zod";
 import { assertFileOperations } from "../src/changes/localDisk.js";
 import { LocalFileOperations } from "../src/fileops/local.js";
 import { OpenRefusedError, type FileOperations, type OpenGuard } from "../src/fileops/types.js";
-import { accessOpenGuard, type AccessPolicy } from "../src/guards/access.js";
+import { accessOpenGuard, contentAccessReason, type AccessPolicy } from "../src/guards/access.js";
 import type { CredentialPattern } from "../src/guards/credentials.js";
 import { writeTargetReason } from "../src/guards/writeTargets.js";
 import { Workspace, WorkspacePathError } from "../src/workspace.js";
@@ -160,6 +160,19 @@ export function accessPolicyFor(target: FileTarget, opts: ResolvedFileToolOption
 /** The guard passed to FileOperations reads and writes: checked on what was actually opened. */
 export function openGuardFor(kind: "read" | "write", target: FileTarget, opts: ResolvedFileToolOptions): OpenGuard {
   return accessOpenGuard(kind, accessPolicyFor(target, opts));
+}
+
+/**
+ * Remote FileOperations (SSH, Docker, shell) cannot verify the descriptor they read from, so
+ * after a read the target's real path is resolved and judged again: a link swapped to a
+ * credential or outside file during the read turns the answer into a refusal. Local reads are
+ * verified on the descriptor itself and skip this.
+ */
+export async function recheckAfterRead(target: FileTarget, opts: ResolvedFileToolOptions): Promise<void> {
+  if (opts.fileOps.kind === "local") return;
+  const real = await opts.fileOps.realpath(target.systemPath).catch(() => undefined);
+  const reason = real === undefined ? "was moved or removed while it was being read. Try again." : contentAccessReason(real, accessPolicyFor(target, opts));
+  if (reason) throw new FileToolError(`"${target.display}" ${reason}`);
 }
 
 /** The real location a write would land on: the real path of the deepest existing ancestor plus the rest. */

@@ -8,7 +8,7 @@
  */
 import { z } from "zod";
 import { withPathLock, withPathLocks } from "../src/fileops/lock.js";
-import { contentAccessReason } from "../src/guards/access.js";
+import { contentAccessReason, looksLikeDedupStub } from "../src/guards/access.js";
 import { hasBinaryExtension, sniffBinary, SNIFF_BYTES } from "../src/guards/binary.js";
 import { containsRedactionMarker, redactSecrets } from "../src/guards/redact.js";
 import { parseV4A, planReplace, planV4APatch, unifiedDiff, type PatchFileOp } from "../src/patch/index.js";
@@ -19,6 +19,7 @@ import {
   FileToolError,
   defineFileTool,
   openGuardFor,
+  recheckAfterRead,
   resolveFileTarget,
   resolveFileToolOptions,
   type FileTarget,
@@ -77,7 +78,9 @@ async function readForPatch(target: FileTarget, opts: ResolvedFileToolOptions): 
   if (hasBinaryExtension(target.systemPath) || (s.size > 0 && sniffBinary(await ops.readBytes(target.systemPath, 0, Math.min(SNIFF_BYTES, s.size), guard)))) {
     throw new FileToolError(`"${target.display}" is a binary file; patch edits text files only.`);
   }
-  return ops.readText(target.systemPath, guard);
+  const text = await ops.readText(target.systemPath, guard);
+  await recheckAfterRead(target, opts);
+  return text;
 }
 
 function requireString(args: Record<string, unknown>, field: string, hint: string): string {
@@ -206,6 +209,9 @@ async function patchMode(args: Record<string, unknown>, config: unknown, opts: R
     for (const op of plan.ops) {
       if (op.newContent === undefined) continue;
       const before = originals.get(targets.byAgentPath.get(op.path)!.display) ?? "";
+      if (looksLikeDedupStub(op.newContent)) {
+        throw new FileToolError(`The patch writes read_file's "unchanged" placeholder into "${op.path}" instead of real text. Nothing was changed.`);
+      }
       if (containsRedactionMarker(op.newContent) && !containsRedactionMarker(before)) {
         throw new FileToolError(`The patch adds a «redacted…» marker to "${op.path}": that would replace the real secret with the marker. Leave secret lines out of the patch. Nothing was changed.`);
       }

@@ -19,6 +19,7 @@ import {
   FileToolError,
   openGuardFor,
   probeTarget,
+  recheckAfterRead,
   defineFileTool,
   resolveFileTarget,
   resolveFileToolOptions,
@@ -244,6 +245,7 @@ export async function readFileCore(args: ReadFileArgs, config: unknown, opts: Re
       return { payload: { ...base, content: "", total_lines: 0, truncated: false, hint: "The file is empty (0 bytes)." }, isError: false };
     }
     const read = await ops.readLines(target.systemPath, { offset: window.offset, limit: window.limit, maxLineChars: MAX_LINE_CHARS }, guard);
+    await recheckAfterRead(target, opts);
     if (read.totalLines !== undefined) rememberLineCount(lineCountKey(ops, target.systemPath, s), read.totalLines);
     const total = read.totalLines ?? (await totalLinesOf(ops, target.systemPath, s, opts, guard));
 

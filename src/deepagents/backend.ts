@@ -180,6 +180,8 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       const count = Math.max(1, Math.floor(Number.isFinite(limit) && limit > 0 ? limit : 500));
       const guard = this.openGuard("read", t);
       const window = await this.ops.readLines(t.system, { offset: start + 1, limit: count, maxLineChars: this.maxLineChars }, guard);
+      const changed = await this.recheckAfterRead(t);
+      if (changed) return { error: changed };
       if (window.lines.length === 0) {
         if (start === 0) return { content: EMPTY_FILE_NOTE, mimeType: "text/plain" };
         const total = window.totalLines ?? (await this.ops.countLines(t.system, guard));
@@ -224,6 +226,8 @@ export class WorkbenchBackend implements BackendProtocolV2 {
         return { error: `'${t.shown}' is ${s.size} bytes, too large to load whole. Use read_file with offset and limit.` };
       }
       const text = await this.ops.readText(t.system, this.openGuard("read", t));
+      const changed = await this.recheckAfterRead(t);
+      if (changed) return { error: changed };
       const stamp = new Date(s.mtimeMs).toISOString();
       return {
         data: { content: this.redact ? redactSecrets(text) : text, mimeType: "text/plain", created_at: stamp, modified_at: stamp },
@@ -378,6 +382,17 @@ export class WorkbenchBackend implements BackendProtocolV2 {
     if (hasBinaryExtension(real)) return binaryFileMessage(t.shown, "extension");
     if (s.size > 0 && sniffBinary(await this.ops.readBytes(t.system, 0, SNIFF_BYTES, this.openGuard("read", t)))) return binaryFileMessage(t.shown, "content");
     return undefined;
+  }
+
+  /**
+   * Remote FileOperations cannot verify the descriptor they read from: judge the real path again
+   * after the read (local reads were verified on the descriptor and skip this).
+   */
+  private async recheckAfterRead(t: Target): Promise<string | undefined> {
+    if (this.ops.kind === "local") return undefined;
+    const real = await this.ops.realpath(t.system).catch(() => undefined);
+    const reason = real === undefined ? "was moved or removed while it was being read. Try again." : contentAccessReason(real, this.policy(t.ws));
+    return reason ? `'${t.shown}' ${reason}` : undefined;
   }
 
   /** The access policy (src/guards/access.ts) of a workspace: confined, this backend's patterns. */
