@@ -8,6 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { WorkbenchBackend } from "../src/deepagents/backend.js";
+import { runJsSearch } from "../src/search/fallback.js";
 import { resolveFileToolOptions } from "../tools/fileToolSupport.js";
 import { readFileCore } from "../tools/readFile.js";
 import { writeFileCore } from "../tools/writeFile.js";
@@ -132,6 +133,49 @@ describe("race: a directory symlink swapped between an inside and an outside dir
     t.diagnostic(`write_file race: ${tries} tries, ${written} written inside, ${refused} refused, ${leaked.length} entries created outside`);
     assert.deepEqual(leaked, [], `created outside: ${leaked.slice(0, 5).join(", ")}`);
     assert.ok(written > 0, "no write ever succeeded: the test proves nothing");
+  });
+});
+
+/** A child that alternately renames a regular file and a symlink to `outsideFile` onto `name`. */
+async function fileLinkSwapper(name: string, outsideFile: string): Promise<ChildProcess> {
+  const script = `
+    const fs = require("fs");
+    const [name, outside] = process.argv.slice(1);
+    let n = 0;
+    for (;;) {
+      const tmp = name + ".swap" + (n % 2);
+      try { fs.unlinkSync(tmp); } catch {}
+      if (n % 2) fs.writeFileSync(tmp, "inside line\\n"); else fs.symlinkSync(outside, tmp);
+      fs.renameSync(tmp, name);
+      if (++n === 2) process.stdout.write("ready\\n");
+    }`;
+  const child = spawn(process.execPath, ["-e", script, name, outsideFile], { stdio: ["ignore", "pipe", "inherit"] });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.once("data", () => resolve());
+    child.once("exit", (code) => reject(new Error(`swapper exited early (${code})`)));
+  });
+  return child;
+}
+
+describe("race: the JS search walker while a file is swapped for a link to an outside file", { timeout: 120_000 }, () => {
+  it(`${TRIES / 2} searches, 0 outside matches`, async (t) => {
+    const dir = path.join(ws, "searched");
+    await mkdir(dir, { recursive: true });
+    const child = await fileLinkSwapper(path.join(dir, "f.txt"), path.join(outside, "secret.txt"));
+    let leaks = 0;
+    let tries = 0;
+    const deadline = Date.now() + MAX_MS;
+    try {
+      for (let i = 0; i < TRIES / 2 && Date.now() < deadline; i++) {
+        tries++;
+        const out = await runJsSearch({ target: "content", pattern: "OUTSIDE|inside", mode: "content", cwd: ws, searchPath: dir, context: 0, maxRecords: 100, timeoutMs: 5_000, maxOutputBytes: 1 << 20 });
+        if (out.lines.some((l) => l.text.includes(MARK))) leaks++;
+      }
+    } finally {
+      await stop(child);
+    }
+    t.diagnostic(`JS search race: ${leaks} outside matches in ${tries} tries`);
+    assert.equal(leaks, 0);
   });
 });
 

@@ -72,7 +72,7 @@ async function verifyOpened(fh: FileHandle, p: string, guard: OpenGuard): Promis
 }
 
 /** Opens `p` and, with a guard, verifies the descriptor before anything is read from it. */
-async function openChecked(p: string, flags: number, guard: OpenGuard | undefined): Promise<FileHandle> {
+export async function openChecked(p: string, flags: number, guard: OpenGuard | undefined): Promise<FileHandle> {
   const fh = await open(p, flags);
   if (!guard) return fh;
   try {
