@@ -9,6 +9,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { WorkbenchBackend } from "../src/deepagents/backend.js";
 import { runJsSearch } from "../src/search/fallback.js";
+import { createSearchFilesTool } from "../tools/searchFiles.js";
 import { resolveFileToolOptions } from "../tools/fileToolSupport.js";
 import { readFileCore } from "../tools/readFile.js";
 import { writeFileCore } from "../tools/writeFile.js";
@@ -157,9 +158,9 @@ async function fileLinkSwapper(name: string, outsideFile: string): Promise<Child
   return child;
 }
 
-describe("race: the JS search walker while a file is swapped for a link to an outside file", { timeout: 120_000 }, () => {
-  it(`${TRIES / 2} searches, 0 outside matches`, async (t) => {
-    const dir = path.join(ws, "searched");
+describe("race: search while a file is swapped for a link to an outside file", { timeout: 180_000 }, () => {
+  it(`JS walker: ${TRIES / 2} searches, 0 outside matches`, async (t) => {
+    const dir = path.join(ws, "searched-js");
     await mkdir(dir, { recursive: true });
     const child = await fileLinkSwapper(path.join(dir, "f.txt"), path.join(outside, "secret.txt"));
     let leaks = 0;
@@ -175,6 +176,27 @@ describe("race: the JS search walker while a file is swapped for a link to an ou
       await stop(child);
     }
     t.diagnostic(`JS search race: ${leaks} outside matches in ${tries} tries`);
+    assert.equal(leaks, 0);
+  });
+
+  it(`search_files (ripgrep when installed): ${TRIES / 2} searches, 0 outside text shown`, async (t) => {
+    const dir = path.join(ws, "searched-rg");
+    await mkdir(dir, { recursive: true });
+    const child = await fileLinkSwapper(path.join(dir, "f.txt"), path.join(outside, "secret.txt"));
+    const tool = createSearchFilesTool({ rootDir: root });
+    let leaks = 0;
+    let tries = 0;
+    const deadline = Date.now() + MAX_MS;
+    try {
+      for (let i = 0; i < TRIES / 2 && Date.now() < deadline; i++) {
+        tries++;
+        const raw = await tool.invoke({ pattern: "OUTSIDE|inside", path: "searched-rg", context: 1 }, cfg);
+        if (String(typeof raw === "string" ? raw : (raw as { content: unknown }).content).includes(MARK)) leaks++;
+      }
+    } finally {
+      await stop(child);
+    }
+    t.diagnostic(`search_files race: ${leaks} outside matches shown in ${tries} tries`);
     assert.equal(leaks, 0);
   });
 });

@@ -12,7 +12,7 @@ import { z } from "zod";
 import { contentAccessReason, type AccessPolicy } from "../src/guards/access.js";
 import { redactSecrets } from "../src/guards/redact.js";
 import { runJsSearch } from "../src/search/fallback.js";
-import { dropHardLinkedResults } from "../src/search/refused.js";
+import { dropHardLinkedResults, verifyReportedLines } from "../src/search/refused.js";
 import { shapeResults } from "../src/search/results.js";
 import { detectRipgrep, runRipgrep } from "../src/search/ripgrep.js";
 import type { SearchOutcome, SearchRequest } from "../src/search/types.js";
@@ -160,7 +160,12 @@ export function createSearchFilesTool(options: SearchFilesToolOptions = {}) {
         maxOutputBytes: limits.maxOutputBytes,
         exclude: (p) => contentAccessReason(p, byName) !== undefined,
       });
-      if (target === "content") await dropHardLinkedResults(outcome, policy);
+      if (target === "content") {
+        await dropHardLinkedResults(outcome, policy);
+        // Verified against the workspace's real path, or (open mode, outside it) the searched path's.
+        const insideWs = resolved.ws.toAgentPath(resolved.systemPath) !== resolved.systemPath;
+        if (outcome.engine === "ripgrep") await verifyReportedLines(outcome, insideWs ? policy.workspaceDir : real);
+      }
       const head = { pattern: args.pattern, target, path: display, ...(target === "content" ? { output_mode: mode } : {}), engine: outcome.engine };
       if (outcome.error) return { payload: { ...head, error: resolved.ws.rewrite(outcome.error) }, isError: true };
       const wsRef = resolved.ws;

@@ -34,7 +34,7 @@ import { detectRipgrep, runRipgrep } from "../search/ripgrep.js";
 import type { SearchOutcome, SearchRequest } from "../search/types.js";
 import { withPathLock } from "../fileops/lock.js";
 import { OpenRefusedError, type FileOperations, type OpenGuard } from "../fileops/types.js";
-import { dropHardLinkedResults } from "../search/refused.js";
+import { dropHardLinkedResults, verifyReportedLines } from "../search/refused.js";
 import { resolveRootDir, Workspace, WorkspacePathError } from "../workspace.js";
 import { threadIdFromConfig } from "../../tools/context.js";
 import { globMatcher } from "./glob.js";
@@ -478,6 +478,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
     });
     if (outcome.error) throw new Error(outcome.error);
     await dropHardLinkedResults(outcome, this.policy(t.ws));
+    if (outcome.engine === "ripgrep") await verifyReportedLines(outcome, t.ws.realDirectory());
     const raw: RawGrep = { matches: [], truncated: !outcome.complete };
     for (const rec of outcome.lines) {
       if (rec.match) raw.matches.push({ path: rec.path, line: rec.line, text: rec.text });
