@@ -119,6 +119,13 @@ describe("hard links", () => {
     noSecret(await read("copy.txt"));
   });
 
+  it("write_file may replace a hard-linked file: the link is broken, the other name keeps its content", async () => {
+    await link(path.join(ws, ".env"), path.join(ws, "notes.txt"));
+    assert.equal((await write("notes.txt", "plain notes\n")).bytes_written, 12);
+    assert.equal(await readFile(path.join(ws, "notes.txt"), "utf8"), "plain notes\n");
+    assert.equal(await readFile(path.join(ws, ".env"), "utf8"), `GITHUB_TOKEN=${SECRET}\n`);
+  });
+
   it("allowHardLinks: true reads them (opt-in)", async () => {
     await writeFile(path.join(ws, "a.txt"), "alpha\n");
     await link(path.join(ws, "a.txt"), path.join(ws, "b.txt"));

@@ -10,7 +10,7 @@
 import { z } from "zod";
 import { withPathLock } from "../src/fileops/lock.js";
 import type { FileOperations, OpenGuard } from "../src/fileops/types.js";
-import { looksLikeDedupStub, writeAccessReason } from "../src/guards/access.js";
+import { accessOpenGuard, looksLikeDedupStub, writeAccessReason } from "../src/guards/access.js";
 import { containsRedactionMarker } from "../src/guards/redact.js";
 import { fromLf, toLf, type TextConventions } from "../src/patch/lineEndings.js";
 import {
@@ -111,7 +111,10 @@ export async function writeHoldingLock(target: FileTarget, content: string, opts
   const existing = await ops.stat(target.systemPath);
   if (existing && existing.type === "directory") throw new FileToolError(`"${target.display}" is a directory; give a file path inside it.`);
   if (existing && existing.type !== "file") throw new FileToolError(`"${target.display}" is not a regular file (a FIFO, socket or device); it is never written.`);
-  const conventions = existing ? await existingConventions(ops, target.systemPath, existing.size, openGuardFor("read", target, opts)) : undefined;
+  // The head is read only to keep CRLF/BOM; a hard-linked file may be replaced (the rename gives
+  // it a new inode, so its other name keeps the old content), just never shown.
+  const headGuard = accessOpenGuard("read", { ...accessPolicyFor(target, opts), allowHardLinks: true });
+  const conventions = existing ? await existingConventions(ops, target.systemPath, existing.size, headGuard) : undefined;
   const data = applyConventions(content, conventions);
   const { bytesWritten, dirsCreated } = await ops.writeAtomic(target.systemPath, data, guard);
   return { bytesWritten, dirsCreated, created: !existing, conventions };
