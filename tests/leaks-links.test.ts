@@ -134,3 +134,29 @@ describe("hard links", () => {
     assert.equal((await stat(path.join(ws, "b.txt"))).nlink, 2);
   });
 });
+
+describe("process files and direnv", () => {
+  for (const p of ["/proc/self/smaps_rollup", "/proc/self/numa_maps", "/proc/self/smaps", "/proc/1/task/1/smaps_rollup"]) {
+    it(`read_file in open mode refuses ${p}, also through a link`, async () => {
+      assert.match((await read(p, { confine: false })).error, /environment or memory|device or process/);
+    });
+  }
+  it("a link to /proc/self/smaps_rollup is refused by its real path", async () => {
+    await symlink("/proc/self/smaps_rollup", path.join(ws, "mem.txt"));
+    assert.ok((await read("mem.txt", { confine: false })).error);
+    assert.ok((await read("mem.txt")).error);
+  });
+  it(".envrc, .envrc.local and .direnv/ files are credential files; .env.example is not", async () => {
+    for (const name of [".envrc", ".envrc.local"]) {
+      await writeFile(path.join(ws, name), `export GITHUB_TOKEN=${SECRET}\n`);
+      const r = await read(name);
+      assert.match(r.error, /protected credential file/);
+      noSecret(r);
+    }
+    await mkdir(path.join(ws, ".direnv"));
+    await writeFile(path.join(ws, ".direnv", "cache"), `GITHUB_TOKEN=${SECRET}\n`);
+    noSecret(await read(".direnv/cache"));
+    await writeFile(path.join(ws, ".env.example"), "GITHUB_TOKEN=\n");
+    assert.equal((await read(".env.example")).content, "1|GITHUB_TOKEN=");
+  });
+});
