@@ -14,6 +14,7 @@
  * and any checkpointer persists it; every map is bounded (oldest entries evicted). The tools
  * stay stateless and work without this module — then without dedup, staleness and loop checks.
  */
+import { DEDUP_STUB_STATUS, dedupStubMessage } from "../src/guards/access.js";
 import { ToolMessage } from "@langchain/core/messages";
 import { isGraphBubbleUp, ReducedValue, StateSchema } from "@langchain/langgraph";
 import { createMiddleware, type ToolCallRequest } from "langchain";
@@ -289,10 +290,10 @@ export function createFileGuardsStep(options: FileGuardsOptions = {}): FileGuard
       }
       update._fileReadLedger = { [ledgerKey]: { ...entry, hits: entry.hits + 1 } };
       const stub: Record<string, unknown> = {
-        status: "unchanged",
+        status: DEDUP_STUB_STATUS,
         dedup: true,
         path: displayPath(toolCall.args),
-        message: `The file has not changed since you read this window in tool call ${entry.toolCallId}; that result is still in the conversation above — use it instead of re-reading.`,
+        message: dedupStubMessage(entry.toolCallId),
       };
       if (loopWarning) stub._warning = loopWarning;
       return withUpdate(new ToolMessage({ content: JSON.stringify(stub), tool_call_id: toolCall.id ?? "", name: toolCall.name }), update);

@@ -230,7 +230,9 @@ async function listDir(node: DirNode, opts: Resolved): Promise<void> {
     node.error = (err as NodeJS.ErrnoException).code ?? "ERROR";
     return;
   }
-  if (opts.useGitignore && dirents.some((d) => d.name === ".gitignore" && !d.isDirectory())) {
+  // A symlinked .gitignore is never read: a planted `.gitignore -> /outside/file` would turn that
+  // file's lines into rules whose effect on the listing tells what they say.
+  if (opts.useGitignore && dirents.some((d) => d.name === ".gitignore" && !d.isDirectory() && !d.isSymbolicLink())) {
     const rules = await readGitignore(path.join(node.abs, ".gitignore"), opts.source);
     if (rules) node.rules = [...node.rules, { base: node.rel, ig: rules }];
   }

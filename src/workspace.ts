@@ -146,6 +146,14 @@ export class Workspace {
   }
 
   /**
+   * The thread directory's real path (symlinks resolved) as learned by {@link ensure}; the plain
+   * path before that. What opened files are verified against.
+   */
+  realDirectory(): string {
+    return this.realDir ?? this.dir;
+  }
+
+  /**
    * Maps an agent path to a system path inside the thread directory.
    *
    * Accepted: relative paths, `/`-rooted paths (the workspace root), `\` separators, and system

@@ -10,7 +10,8 @@ import { tool } from "@langchain/core/tools";
 import type { z } from "zod";
 import { assertFileOperations } from "../src/changes/localDisk.js";
 import { LocalFileOperations } from "../src/fileops/local.js";
-import type { FileOperations } from "../src/fileops/types.js";
+import { OpenRefusedError, type FileOperations, type OpenGuard } from "../src/fileops/types.js";
+import { accessOpenGuard, contentAccessReason, type AccessPolicy } from "../src/guards/access.js";
 import type { CredentialPattern } from "../src/guards/credentials.js";
 import { writeTargetReason } from "../src/guards/writeTargets.js";
 import { Workspace, WorkspacePathError } from "../src/workspace.js";
@@ -42,6 +43,11 @@ export interface FileToolOptions {
   countLinesInlineMaxBytes?: number;
   /** Home directory for `~` and the write-deny list (default `os.homedir()`). */
   homeDir?: string;
+  /**
+   * Read files that have more than one hard link (default `false`: refused, because another
+   * name of the same file may be a credential file). See README "Security model".
+   */
+  allowHardLinks?: boolean;
 }
 
 /** {@link FileToolOptions} with defaults applied and values validated. */
@@ -54,6 +60,7 @@ export interface ResolvedFileToolOptions {
   redactSecrets: boolean;
   countLinesInlineMaxBytes: number;
   homeDir: string;
+  allowHardLinks: boolean;
 }
 
 const sharedLocalOps = new LocalFileOperations();
@@ -92,6 +99,7 @@ export function resolveFileToolOptions(options: FileToolOptions = {}): ResolvedF
     redactSecrets: options.redactSecrets ?? true,
     countLinesInlineMaxBytes: positiveInt("countLinesInlineMaxBytes", options.countLinesInlineMaxBytes, 32 * 1024 * 1024),
     homeDir: options.homeDir ?? os.homedir(),
+    allowHardLinks: options.allowHardLinks === true,
   };
 }
 
@@ -136,6 +144,35 @@ export async function resolveFileTarget(rawPath: unknown, config: unknown, opts:
   const expanded = trimmed === "~" ? opts.homeDir : /^~[\\/]/.test(trimmed) ? path.join(opts.homeDir, trimmed.slice(2)) : trimmed;
   const systemPath = path.resolve(ws.dir, expanded);
   return { ws, systemPath, display: ws.toAgentPath(systemPath) };
+}
+
+/** The access policy (src/guards/access.ts) for a resolved target's workspace. */
+export function accessPolicyFor(target: FileTarget, opts: ResolvedFileToolOptions): AccessPolicy {
+  return {
+    workspaceDir: target.ws.realDirectory(),
+    confine: opts.confine,
+    credentialPatterns: opts.credentialPatterns,
+    homeDir: opts.homeDir,
+    allowHardLinks: opts.allowHardLinks,
+  };
+}
+
+/** The guard passed to FileOperations reads and writes: checked on what was actually opened. */
+export function openGuardFor(kind: "read" | "write", target: FileTarget, opts: ResolvedFileToolOptions): OpenGuard {
+  return accessOpenGuard(kind, accessPolicyFor(target, opts));
+}
+
+/**
+ * Remote FileOperations (SSH, Docker, shell) cannot verify the descriptor they read from, so
+ * after a read the target's real path is resolved and judged again: a link swapped to a
+ * credential or outside file during the read turns the answer into a refusal. Local reads are
+ * verified on the descriptor itself and skip this.
+ */
+export async function recheckAfterRead(target: FileTarget, opts: ResolvedFileToolOptions): Promise<void> {
+  if (opts.fileOps.kind === "local") return;
+  const real = await opts.fileOps.realpath(target.systemPath).catch(() => undefined);
+  const reason = real === undefined ? "was moved or removed while it was being read. Try again." : contentAccessReason(real, accessPolicyFor(target, opts));
+  if (reason) throw new FileToolError(`"${target.display}" ${reason}`);
 }
 
 /** The real location a write would land on: the real path of the deepest existing ancestor plus the rest. */
@@ -186,6 +223,7 @@ export function fileToolResult(toolName: string, config: unknown, payload: Recor
 /** Turns anything thrown into a guiding error payload, with system paths rewritten to agent paths. */
 export function errorPayload(err: unknown, ws: Workspace | undefined, display?: string): Record<string, unknown> {
   if (err instanceof FileToolError) return { error: err.message, ...(display ? { path: display } : {}), ...err.extra };
+  if (err instanceof OpenRefusedError) return { error: `${display ? `"${display}"` : "The file"} ${err.reason}`, ...(display ? { path: display } : {}) };
   const e = err as NodeJS.ErrnoException;
   const code = e?.code;
   const where = display ? `"${display}"` : "the file";

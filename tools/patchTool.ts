@@ -8,14 +8,18 @@
  */
 import { z } from "zod";
 import { withPathLock, withPathLocks } from "../src/fileops/lock.js";
+import { contentAccessReason, looksLikeDedupStub } from "../src/guards/access.js";
 import { hasBinaryExtension, sniffBinary, SNIFF_BYTES } from "../src/guards/binary.js";
 import { containsRedactionMarker, redactSecrets } from "../src/guards/redact.js";
 import { parseV4A, planReplace, planV4APatch, unifiedDiff, type PatchFileOp } from "../src/patch/index.js";
 import {
+  accessPolicyFor,
   assertWritableTarget,
   errorPayload,
   FileToolError,
   defineFileTool,
+  openGuardFor,
+  recheckAfterRead,
   resolveFileTarget,
   resolveFileToolOptions,
   type FileTarget,
@@ -24,7 +28,7 @@ import {
   type ResolvedFileToolOptions,
 } from "./fileToolSupport.js";
 import { workspaceFromConfig } from "./context.js";
-import { guardWriteContent, writeHoldingLock } from "./writeFile.js";
+import { assertWriteAccess, guardWriteContent, writeHoldingLock } from "./writeFile.js";
 
 /** Largest file patch edits in memory (whole-file text). */
 const MAX_PATCH_FILE_BYTES = 16 * 1024 * 1024;
@@ -53,17 +57,30 @@ export type PatchArgs = z.infer<typeof patchSchema>;
 
 type Payload = Record<string, unknown>;
 
-/** Reads a text file for patching, refusing what write_file or read_file would refuse. */
+/**
+ * Reads a text file for patching, refusing what write_file or read_file would refuse — before
+ * any of its text can reach a did-you-mean quote, an already-applied answer or a diff. The
+ * access policy runs on the real path here and again on the descriptor the read opens.
+ */
 async function readForPatch(target: FileTarget, opts: ResolvedFileToolOptions): Promise<string | null> {
   const ops = opts.fileOps;
+  const policy = accessPolicyFor(target, opts);
+  const named = contentAccessReason(target.systemPath, { ...policy, workspaceDir: target.ws.dir });
+  if (named) throw new FileToolError(`"${target.display}" ${named}`);
   const s = await ops.stat(target.systemPath);
   if (!s) return null;
+  const real = await ops.realpath(target.systemPath).catch(() => target.systemPath);
+  const denied = contentAccessReason(real, policy);
+  if (denied) throw new FileToolError(`"${target.display}" ${denied}`);
   if (s.type !== "file") throw new FileToolError(`"${target.display}" is not a regular file; patch edits text files only.`);
   if (s.size > MAX_PATCH_FILE_BYTES) throw new FileToolError(`"${target.display}" is ${s.size} bytes, too large to patch (limit ${MAX_PATCH_FILE_BYTES}). Use write_file for generated files.`);
-  if (hasBinaryExtension(target.systemPath) || (s.size > 0 && sniffBinary(await ops.readBytes(target.systemPath, 0, Math.min(SNIFF_BYTES, s.size))))) {
+  const guard = openGuardFor("read", target, opts);
+  if (hasBinaryExtension(target.systemPath) || (s.size > 0 && sniffBinary(await ops.readBytes(target.systemPath, 0, Math.min(SNIFF_BYTES, s.size), guard)))) {
     throw new FileToolError(`"${target.display}" is a binary file; patch edits text files only.`);
   }
-  return ops.readText(target.systemPath);
+  const text = await ops.readText(target.systemPath, guard);
+  await recheckAfterRead(target, opts);
+  return text;
 }
 
 function requireString(args: Record<string, unknown>, field: string, hint: string): string {
@@ -81,6 +98,7 @@ async function replaceMode(args: Record<string, unknown>, config: unknown, opts:
   const target = await resolveFileTarget(rawPath, config, opts);
   guardWriteContent(newString, "new_string");
   await assertWritableTarget(target, opts);
+  await assertWriteAccess(target, opts);
   return withPathLock(target.systemPath, async () => {
     const before = await readForPatch(target, opts);
     if (before === null) throw new FileToolError(`File not found: "${target.display}". To create a file use write_file.`);
@@ -129,6 +147,9 @@ async function resolvePatchTargets(patchText: string, config: unknown, opts: Res
       if (name === undefined || byAgentPath.has(name)) continue;
       const target = await resolveFileTarget(name, config, opts);
       await assertWritableTarget(target, opts);
+      // Every name a V4A patch touches (update, add, delete, move source and destination) is
+      // written: a credential file is refused here, before anything is read or changed.
+      await assertWriteAccess(target, opts);
       byAgentPath.set(name, target);
     }
   }
@@ -144,8 +165,10 @@ async function applyOp(op: PatchFileOp, targets: Map<string, FileTarget>, origin
   const dest = op.newPath !== undefined ? targets.get(op.newPath)! : undefined;
   const restore = (t: FileTarget) => {
     const old = originals.get(t.display) ?? null;
-    return () => (old === null ? ops.remove(t.systemPath).catch(() => undefined) : ops.writeAtomic(t.systemPath, old));
+    const guard = openGuardFor("write", t, opts);
+    return () => (old === null ? ops.remove(t.systemPath, guard).catch(() => undefined) : ops.writeAtomic(t.systemPath, old, guard));
   };
+  const guardOf = (t: FileTarget) => openGuardFor("write", t, opts);
   switch (op.kind) {
     case "add":
     case "update": {
@@ -154,17 +177,17 @@ async function applyOp(op: PatchFileOp, targets: Map<string, FileTarget>, origin
       const written = await writeHoldingLock(to, op.newContent ?? "", opts);
       if (dest) {
         undo.push(restore(src));
-        await ops.remove(src.systemPath);
+        await ops.remove(src.systemPath, guardOf(src));
       }
       return { op: op.kind, path: src.display, ...(dest ? { new_path: dest.display } : {}), ...(op.strategy ? { match_strategy: op.strategy } : {}), bytes_written: written.bytesWritten };
     }
     case "delete":
       undo.push(restore(src));
-      await ops.remove(src.systemPath);
+      await ops.remove(src.systemPath, guardOf(src));
       return { op: "delete", path: src.display };
     case "move":
-      undo.push(() => ops.rename(dest!.systemPath, src.systemPath));
-      await ops.rename(src.systemPath, dest!.systemPath);
+      undo.push(() => ops.rename(dest!.systemPath, src.systemPath, guardOf(src)));
+      await ops.rename(src.systemPath, dest!.systemPath, guardOf(dest!));
       return { op: "move", path: src.display, new_path: dest!.display };
   }
 }
@@ -186,6 +209,9 @@ async function patchMode(args: Record<string, unknown>, config: unknown, opts: R
     for (const op of plan.ops) {
       if (op.newContent === undefined) continue;
       const before = originals.get(targets.byAgentPath.get(op.path)!.display) ?? "";
+      if (looksLikeDedupStub(op.newContent)) {
+        throw new FileToolError(`The patch writes read_file's "unchanged" placeholder into "${op.path}" instead of real text. Nothing was changed.`);
+      }
       if (containsRedactionMarker(op.newContent) && !containsRedactionMarker(before)) {
         throw new FileToolError(`The patch adds a «redacted…» marker to "${op.path}": that would replace the real secret with the marker. Leave secret lines out of the patch. Nothing was changed.`);
       }

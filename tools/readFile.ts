@@ -8,15 +8,18 @@
  */
 import path from "node:path";
 import { z } from "zod";
-import type { FileOperations, FileStat } from "../src/fileops/types.js";
+import type { FileOperations, FileStat, OpenGuard } from "../src/fileops/types.js";
+import { contentAccessReason } from "../src/guards/access.js";
 import { binaryFileMessage, hasBinaryExtension, sniffBinary, SNIFF_BYTES } from "../src/guards/binary.js";
-import { credentialPathReason } from "../src/guards/credentials.js";
 import { devicePathReason, nonRegularFileReason } from "../src/guards/devices.js";
 import { redactSecrets, REDACTION_MARKER_PREFIX } from "../src/guards/redact.js";
 import {
+  accessPolicyFor,
   errorPayload,
   FileToolError,
+  openGuardFor,
   probeTarget,
+  recheckAfterRead,
   defineFileTool,
   resolveFileTarget,
   resolveFileToolOptions,
@@ -66,11 +69,11 @@ function rememberLineCount(key: string, count: number): void {
   if (lineCounts.size > LINE_COUNT_CACHE_SIZE) lineCounts.delete(lineCounts.keys().next().value!);
 }
 
-function countLinesOnce(ops: FileOperations, p: string, key: string): Promise<number> {
+function countLinesOnce(ops: FileOperations, p: string, key: string, guard?: OpenGuard): Promise<number> {
   let pending = pendingCounts.get(key);
   if (!pending) {
     pending = ops
-      .countLines(p)
+      .countLines(p, guard)
       .then((n) => {
         rememberLineCount(key, n);
         return n;
@@ -169,19 +172,22 @@ export async function guardRegularFile(ops: FileOperations, target: FileTarget):
 }
 
 /** Guard 2: binary by extension, then by sniffing the first bytes. */
-export async function guardBinary(ops: FileOperations, target: FileTarget, s: FileStat): Promise<void> {
+export async function guardBinary(ops: FileOperations, target: FileTarget, s: FileStat, guard?: OpenGuard): Promise<void> {
   if (hasBinaryExtension(target.systemPath)) throw new FileToolError(binaryFileMessage(target.display, "extension"));
   if (s.size === 0) return;
-  const head = await ops.readBytes(target.systemPath, 0, Math.min(SNIFF_BYTES, s.size));
+  const head = await ops.readBytes(target.systemPath, 0, Math.min(SNIFF_BYTES, s.size), guard);
   if (sniffBinary(head)) throw new FileToolError(binaryFileMessage(target.display, "content"));
 }
 
-/** Guard 3: credential and internal files (checked on the path as given and its real path). */
+/**
+ * Guard 3: the access policy (credential files, devices, confinement) on the real path and on
+ * the name as given. Checked here for an early, clear answer, and again by the FileOperations
+ * on the descriptor it opens (so a link swapped in between is caught too).
+ */
 export function guardCredentials(target: FileTarget, real: string, opts: ResolvedFileToolOptions): void {
-  for (const candidate of new Set([target.systemPath, real])) {
-    const reason = credentialPathReason(candidate, opts.credentialPatterns);
-    if (reason) throw new FileToolError(`"${target.display}" is a protected credential file and is not shown. ${reason}`);
-  }
+  const policy = accessPolicyFor(target, opts);
+  const reason = contentAccessReason(target.systemPath, { ...policy, workspaceDir: target.ws.dir }) ?? contentAccessReason(real, policy);
+  if (reason) throw new FileToolError(`"${target.display}" ${reason}`);
 }
 
 /** Guard 5: the rendered window must fit `maxReadChars`; otherwise say how much to ask for. */
@@ -204,16 +210,16 @@ export function guardSecrets(content: string, opts: ResolvedFileToolOptions): { 
 
 // ── the read ───────────────────────────────────────────────────────────────────────────────
 
-async function totalLinesOf(ops: FileOperations, p: string, s: FileStat, opts: ResolvedFileToolOptions): Promise<number | undefined> {
+async function totalLinesOf(ops: FileOperations, p: string, s: FileStat, opts: ResolvedFileToolOptions, guard: OpenGuard): Promise<number | undefined> {
   const key = lineCountKey(ops, p, s);
   const known = lineCounts.get(key);
   if (known !== undefined) return known;
-  if (s.size <= opts.countLinesInlineMaxBytes) return countLinesOnce(ops, p, key);
+  if (s.size <= opts.countLinesInlineMaxBytes) return countLinesOnce(ops, p, key, guard);
   // Huge file: answer now, count in the background for the next read — one count per file at
   // a time, so a log that grows between reads is not scanned again and again in parallel.
   if (!countingPaths.has(p)) {
     countingPaths.add(p);
-    countLinesOnce(ops, p, key)
+    countLinesOnce(ops, p, key, guard)
       .catch(() => undefined)
       .finally(() => countingPaths.delete(p));
   }
@@ -229,17 +235,19 @@ export async function readFileCore(args: ReadFileArgs, config: unknown, opts: Re
     target = await resolveFileTarget(rawPath, config, opts);
     const ops = opts.fileOps;
     const { stat: s, real } = await guardRegularFile(ops, target);
-    await guardBinary(ops, target, s);
+    const guard = openGuardFor("read", target, opts);
     guardCredentials(target, real, opts);
+    await guardBinary(ops, target, s, guard);
 
     const window = clampWindow(args);
     const base = { path: target.display, file_size: s.size };
     if (s.size === 0) {
       return { payload: { ...base, content: "", total_lines: 0, truncated: false, hint: "The file is empty (0 bytes)." }, isError: false };
     }
-    const read = await ops.readLines(target.systemPath, { offset: window.offset, limit: window.limit, maxLineChars: MAX_LINE_CHARS });
+    const read = await ops.readLines(target.systemPath, { offset: window.offset, limit: window.limit, maxLineChars: MAX_LINE_CHARS }, guard);
+    await recheckAfterRead(target, opts);
     if (read.totalLines !== undefined) rememberLineCount(lineCountKey(ops, target.systemPath, s), read.totalLines);
-    const total = read.totalLines ?? (await totalLinesOf(ops, target.systemPath, s, opts));
+    const total = read.totalLines ?? (await totalLinesOf(ops, target.systemPath, s, opts, guard));
 
     if (read.lines.length === 0) {
       return {

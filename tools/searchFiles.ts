@@ -2,21 +2,24 @@
  * search_files: content search (regex) or file-name search (glob) inside the thread workspace.
  * ripgrep when `rg` is installed, otherwise the JS engine (src/search/fallback.ts), which gives
  * the same answers on ordinary patterns (see its note on the regex dialect). Answers are JSON,
- * errors included; credential files are left out and counted; match text is redacted.
+ * errors included; credential files (by the access policy, src/guards/access.ts) are never
+ * searched and never counted; match text is redacted.
  */
 import { tool } from "@langchain/core/tools";
-import { stat } from "node:fs/promises";
+import { realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
-import { isCredentialPath } from "../src/guards/credentials.js";
+import { contentAccessReason, type AccessPolicy } from "../src/guards/access.js";
 import { redactSecrets } from "../src/guards/redact.js";
 import { runJsSearch } from "../src/search/fallback.js";
+import { dropHardLinkedResults, verifyReportedLines } from "../src/search/refused.js";
 import { shapeResults } from "../src/search/results.js";
 import { detectRipgrep, runRipgrep } from "../src/search/ripgrep.js";
 import type { SearchOutcome, SearchRequest } from "../src/search/types.js";
 import type { Workspace } from "../src/workspace.js";
 import { markWorkbenchTool } from "./context.js";
 import {
+  accessPolicyFor,
   errorPayload,
   FileToolError,
   fileToolResult,
@@ -30,7 +33,7 @@ export const SEARCH_MAX_LIMIT = 500;
 export const SEARCH_MAX_CONTEXT = 10;
 
 /** Options of {@link createSearchFilesTool}. */
-export interface SearchFilesToolOptions extends Pick<FileToolOptions, "rootDir" | "confine" | "credentialPatterns" | "redactSecrets" | "homeDir"> {
+export interface SearchFilesToolOptions extends Pick<FileToolOptions, "rootDir" | "confine" | "credentialPatterns" | "redactSecrets" | "homeDir" | "allowHardLinks"> {
   /** `"auto"` (default): ripgrep when `rg` runs, else JS; `"ripgrep"` or `"js"` to force one. */
   engine?: "auto" | "ripgrep" | "js";
   /** ripgrep executable (default `rg` from PATH). */
@@ -98,6 +101,7 @@ export function createSearchFilesTool(options: SearchFilesToolOptions = {}) {
     credentialPatterns: options.credentialPatterns,
     redactSecrets: options.redactSecrets,
     homeDir: options.homeDir,
+    allowHardLinks: options.allowHardLinks,
   });
   const engine = options.engine ?? "auto";
   if (!["auto", "ripgrep", "js"].includes(engine)) throw new TypeError('engine must be "auto", "ripgrep" or "js"');
@@ -137,6 +141,12 @@ export function createSearchFilesTool(options: SearchFilesToolOptions = {}) {
       if (!s || (!s.isFile() && !s.isDirectory())) {
         throw new FileToolError(`Path "${display}" does not exist (or is not a file or directory). Use "." to search the whole workspace.`);
       }
+      // The path itself is decided on what it really is: `README.txt -> .env` is a credential file.
+      const policy = accessPolicyFor(resolved, fileOpts);
+      const real = await realpath(resolved.systemPath).catch(() => resolved.systemPath);
+      const pathReason = target === "content" && s.isFile() ? contentAccessReason(real, policy) : undefined;
+      if (pathReason) throw new FileToolError(`"${display}" ${pathReason}`);
+      const byName: AccessPolicy = { ...policy, workspaceDir: resolved.ws.dir };
       const outcome = await run({
         target,
         pattern: args.pattern,
@@ -148,7 +158,14 @@ export function createSearchFilesTool(options: SearchFilesToolOptions = {}) {
         maxRecords: limits.maxResults,
         timeoutMs: limits.timeoutMs,
         maxOutputBytes: limits.maxOutputBytes,
+        exclude: (p) => contentAccessReason(p, byName) !== undefined,
       });
+      if (target === "content") {
+        await dropHardLinkedResults(outcome, policy);
+        // Verified against the workspace's real path, or (open mode, outside it) the searched path's.
+        const insideWs = resolved.ws.toAgentPath(resolved.systemPath) !== resolved.systemPath;
+        if (outcome.engine === "ripgrep") await verifyReportedLines(outcome, insideWs ? policy.workspaceDir : real);
+      }
       const head = { pattern: args.pattern, target, path: display, ...(target === "content" ? { output_mode: mode } : {}), engine: outcome.engine };
       if (outcome.error) return { payload: { ...head, error: resolved.ws.rewrite(outcome.error) }, isError: true };
       const wsRef = resolved.ws;
@@ -156,7 +173,7 @@ export function createSearchFilesTool(options: SearchFilesToolOptions = {}) {
       const shaped = shapeResults(outcome, target, mode, {
         // The common case without path.relative: engines report paths under the workspace dir.
         display: (p) => (path.sep === "/" && p.startsWith(inside) ? p.slice(inside.length) : wsRef.toAgentPath(p)),
-        isHidden: (p) => isCredentialPath(p, fileOpts.credentialPatterns),
+        isHidden: (p) => contentAccessReason(p, { ...byName, workspaceDir: "." }) !== undefined,
         redact: fileOpts.redactSecrets ? redactSecrets : (t) => t,
         maxLineChars: limits.maxLineChars,
         offset,
@@ -179,7 +196,7 @@ export function createSearchFilesTool(options: SearchFilesToolOptions = {}) {
       description:
         'Search the workspace. target="content" (default): lines matching a regular expression, as JSON "matches" [{path, line, text, before?, after?}] ' +
         '(output_mode "files_only" gives just "files", "count" gives per-file "counts"). target="files": files whose path matches a glob. ' +
-        'Honours .gitignore, skips binary files; credential files (.env, keys) are left out and counted, secrets in lines are masked as «redacted…». ' +
+        'Honours .gitignore, skips binary files; credential files (.env, keys) are never searched, secrets in lines are masked as «redacted…». ' +
         `Paginated: limit (default ${SEARCH_DEFAULT_LIMIT}) and offset — when "truncated" is true, call again with offset=next_offset. Prefer this over reading many files.`,
       schema: searchFilesSchema,
     },

@@ -9,14 +9,18 @@
  */
 import { z } from "zod";
 import { withPathLock } from "../src/fileops/lock.js";
-import type { FileOperations } from "../src/fileops/types.js";
+import type { FileOperations, OpenGuard } from "../src/fileops/types.js";
+import { accessOpenGuard, looksLikeDedupStub, writeAccessReason } from "../src/guards/access.js";
 import { containsRedactionMarker } from "../src/guards/redact.js";
 import { fromLf, toLf, type TextConventions } from "../src/patch/lineEndings.js";
 import {
+  accessPolicyFor,
   assertWritableTarget,
   errorPayload,
   FileToolError,
+  openGuardFor,
   probeTarget,
+  realTargetPath,
   defineFileTool,
   resolveFileTarget,
   resolveFileToolOptions,
@@ -62,6 +66,11 @@ export function guardWriteContent(content: string, what = "content"): void {
       `The ${what} starts its lines with "N|" line numbers: that is read_file's display, not the file. Remove the "N|" prefixes and send the plain text.`,
     );
   }
+  if (looksLikeDedupStub(content)) {
+    throw new FileToolError(
+      `The ${what} is read_file's "unchanged" placeholder, not the file: writing it would replace the file with the placeholder. Use the content from the earlier read_file result (or read the file again with another offset), then send the real text.`,
+    );
+  }
   if (containsRedactionMarker(content)) {
     throw new FileToolError(
       `The ${what} contains a «redacted…» marker from a masked read. Writing it would replace the real secret with the marker and destroy it. Edit only the other lines with patch (leave the secret lines untouched), or ask the user for the real value.`,
@@ -70,9 +79,9 @@ export function guardWriteContent(content: string, what = "content"): void {
 }
 
 /** The line-ending and BOM conventions of an existing file, from its first 64 KiB. */
-export async function existingConventions(ops: FileOperations, systemPath: string, size: number): Promise<TextConventions | undefined> {
+export async function existingConventions(ops: FileOperations, systemPath: string, size: number, guard?: OpenGuard): Promise<TextConventions | undefined> {
   if (size === 0) return undefined;
-  const head = await ops.readBytes(systemPath, 0, Math.min(size, 64 * 1024));
+  const head = await ops.readBytes(systemPath, 0, Math.min(size, 64 * 1024), guard);
   return toLf(head.toString("utf8")).conventions;
 }
 
@@ -96,14 +105,31 @@ export interface GuardedWriteResult {
  */
 export async function writeHoldingLock(target: FileTarget, content: string, opts: ResolvedFileToolOptions): Promise<GuardedWriteResult> {
   await assertWritableTarget(target, opts);
+  await assertWriteAccess(target, opts);
   const ops = opts.fileOps;
+  const guard = openGuardFor("write", target, opts);
   const existing = await ops.stat(target.systemPath);
   if (existing && existing.type === "directory") throw new FileToolError(`"${target.display}" is a directory; give a file path inside it.`);
   if (existing && existing.type !== "file") throw new FileToolError(`"${target.display}" is not a regular file (a FIFO, socket or device); it is never written.`);
-  const conventions = existing ? await existingConventions(ops, target.systemPath, existing.size) : undefined;
+  // The head is read only to keep CRLF/BOM; a hard-linked file may be replaced (the rename gives
+  // it a new inode, so its other name keeps the old content), just never shown.
+  const headGuard = accessOpenGuard("read", { ...accessPolicyFor(target, opts), allowHardLinks: true });
+  const conventions = existing ? await existingConventions(ops, target.systemPath, existing.size, headGuard) : undefined;
   const data = applyConventions(content, conventions);
-  const { bytesWritten, dirsCreated } = await ops.writeAtomic(target.systemPath, data);
+  const { bytesWritten, dirsCreated } = await ops.writeAtomic(target.systemPath, data, guard);
   return { bytesWritten, dirsCreated, created: !existing, conventions };
+}
+
+/**
+ * The write policy (src/guards/access.ts) on the name as given and on where it really lands:
+ * credential files are never written, moved or deleted, and confined writes stay inside. The
+ * FileOperations checks the same again on the directory it opened (race-free locally).
+ */
+export async function assertWriteAccess(target: FileTarget, opts: ResolvedFileToolOptions): Promise<void> {
+  const policy = accessPolicyFor(target, opts);
+  const real = await realTargetPath(opts.fileOps, target.systemPath);
+  const reason = writeAccessReason(target.systemPath, { ...policy, workspaceDir: target.ws.dir }) ?? writeAccessReason(real, policy);
+  if (reason) throw new FileToolError(`"${target.display}" ${reason}`);
 }
 
 /** {@link writeHoldingLock} under the per-path lock: parallel writers to one file take turns. */

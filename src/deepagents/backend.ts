@@ -24,7 +24,8 @@ import type {
   WriteResult,
 } from "deepagents";
 import { binaryFileMessage, hasBinaryExtension, sniffBinary, SNIFF_BYTES } from "../guards/binary.js";
-import { credentialPathReason, type CredentialPattern } from "../guards/credentials.js";
+import { accessOpenGuard, contentAccessReason, looksLikeDedupStub, writeAccessReason, type AccessPolicy } from "../guards/access.js";
+import type { CredentialPattern } from "../guards/credentials.js";
 import { devicePathReason, nonRegularFileReason } from "../guards/devices.js";
 import { containsRedactionMarker, redactSecrets } from "../guards/redact.js";
 import { LocalFileOperations } from "../fileops/local.js";
@@ -32,7 +33,8 @@ import { runJsSearch } from "../search/fallback.js";
 import { detectRipgrep, runRipgrep } from "../search/ripgrep.js";
 import type { SearchOutcome, SearchRequest } from "../search/types.js";
 import { withPathLock } from "../fileops/lock.js";
-import type { FileOperations } from "../fileops/types.js";
+import { OpenRefusedError, type FileOperations, type OpenGuard } from "../fileops/types.js";
+import { dropHardLinkedResults, verifyReportedLines } from "../search/refused.js";
 import { resolveRootDir, Workspace, WorkspacePathError } from "../workspace.js";
 import { threadIdFromConfig } from "../../tools/context.js";
 import { globMatcher } from "./glob.js";
@@ -62,6 +64,8 @@ export interface WorkbenchBackendOptions {
   maxGrepFileBytes?: number;
   /** Directory names `glob`/`grep` never enter (default `.git`, `node_modules`). */
   skipDirs?: readonly string[];
+  /** Read files with more than one hard link (default false: refused; see README "Security model"). */
+  allowHardLinks?: boolean;
 }
 
 const DEFAULTS = {
@@ -99,6 +103,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
   private readonly maxWalkFiles: number;
   private readonly maxGrepFileBytes: number;
   private readonly skipDirs: ReadonlySet<string>;
+  private readonly allowHardLinks: boolean;
   /** Bounds concurrent stat calls (glob metadata). */
   private readonly io = pLimit(32);
 
@@ -114,6 +119,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
     this.maxWalkFiles = positiveInt("maxWalkFiles", options.maxWalkFiles, DEFAULTS.maxWalkFiles);
     this.maxGrepFileBytes = positiveInt("maxGrepFileBytes", options.maxGrepFileBytes, DEFAULTS.maxGrepFileBytes);
     this.skipDirs = new Set(options.skipDirs ?? DEFAULTS.skipDirs);
+    this.allowHardLinks = options.allowHardLinks === true;
   }
 
   /**
@@ -172,10 +178,13 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       if (refused) return { error: refused };
       const start = Math.max(0, Math.floor(Number.isFinite(offset) ? offset : 0));
       const count = Math.max(1, Math.floor(Number.isFinite(limit) && limit > 0 ? limit : 500));
-      const window = await this.ops.readLines(t.system, { offset: start + 1, limit: count, maxLineChars: this.maxLineChars });
+      const guard = this.openGuard("read", t);
+      const window = await this.ops.readLines(t.system, { offset: start + 1, limit: count, maxLineChars: this.maxLineChars }, guard);
+      const changed = await this.recheckAfterRead(t);
+      if (changed) return { error: changed };
       if (window.lines.length === 0) {
         if (start === 0) return { content: EMPTY_FILE_NOTE, mimeType: "text/plain" };
-        const total = window.totalLines ?? (await this.ops.countLines(t.system));
+        const total = window.totalLines ?? (await this.ops.countLines(t.system, guard));
         return { error: `Line offset ${start} is past the end of '${t.shown}' (${total} lines). Use an offset below ${total}.` };
       }
       const cut = new Set(window.cutLines);
@@ -193,7 +202,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       // Counting streams the rest of the file: worth it for the "of T lines" hint on ordinary
       // files, not for a window at the top of a multi-GB log (totalLines is optional in deepagents).
       const size = (await this.ops.stat(t.system))?.size ?? Number.POSITIVE_INFINITY;
-      const totalLines = window.totalLines ?? (size <= COUNT_LINES_MAX_BYTES ? await this.ops.countLines(t.system) : undefined);
+      const totalLines = window.totalLines ?? (size <= COUNT_LINES_MAX_BYTES ? await this.ops.countLines(t.system, guard) : undefined);
       const endLine = start + lines.length;
       const more = capped || window.hasMore || (totalLines !== undefined && endLine < totalLines);
       return {
@@ -216,7 +225,9 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       if (s.size > this.maxReadChars * 4) {
         return { error: `'${t.shown}' is ${s.size} bytes, too large to load whole. Use read_file with offset and limit.` };
       }
-      const text = await this.ops.readText(t.system);
+      const text = await this.ops.readText(t.system, this.openGuard("read", t));
+      const changed = await this.recheckAfterRead(t);
+      if (changed) return { error: changed };
       const stamp = new Date(s.mtimeMs).toISOString();
       return {
         data: { content: this.redact ? redactSecrets(text) : text, mimeType: "text/plain", created_at: stamp, modified_at: stamp },
@@ -231,14 +242,14 @@ export class WorkbenchBackend implements BackendProtocolV2 {
   async write(filePath: string, content: string): Promise<WriteResult> {
     return this.guarded(filePath, async (t) => {
       if (typeof content !== "string") return { error: "content must be a string: pass the full text of the file." };
-      const refused = this.refuseWrite(t, content);
+      const refused = await this.refuseWrite(t, content);
       if (refused) return { error: refused };
       return withPathLock(t.system, async () => {
         const existing = await this.ops.lstat(t.system);
         if (existing) {
           return { error: `'${t.shown}' already exists. Use edit_file to change it, or read it first and write a new path.` };
         }
-        await this.ops.writeAtomic(t.system, content);
+        await this.ops.writeAtomic(t.system, content, this.openGuard("write", t));
         return { path: t.shown, filesUpdate: null };
       });
     });
@@ -250,21 +261,21 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       if (typeof oldString !== "string" || typeof newString !== "string") {
         return { error: "old_string and new_string must both be strings." };
       }
-      const refused = (await this.refuseRead(t)) ?? this.refuseWrite(t, newString);
+      const refused = (await this.refuseRead(t)) ?? (await this.refuseWrite(t, newString));
       if (refused) return { error: refused };
       if (containsRedactionMarker(oldString)) {
         return { error: "old_string contains a redaction marker («redacted…»): the file holds the real secret there. Anchor the edit on nearby lines instead." };
       }
       if (oldString === "") return { error: "old_string is empty. Pass the exact text to replace (read the file first)." };
       return withPathLock(t.system, async () => {
-        const before = await this.ops.readText(t.system);
+        const before = await this.ops.readText(t.system, this.openGuard("read", t));
         const occurrences = before.split(oldString).length - 1;
         if (occurrences === 0) return { error: `String not found in '${t.shown}'. Read the file and copy the exact text, whitespace included.` };
         if (occurrences > 1 && !replaceAll) {
           return { error: `String appears ${occurrences} times in '${t.shown}'. Add surrounding lines to make it unique, or set replace_all.` };
         }
         const after = replaceAll ? before.split(oldString).join(newString) : before.replace(oldString, () => newString);
-        await this.ops.writeAtomic(t.system, after);
+        await this.ops.writeAtomic(t.system, after, this.openGuard("write", t));
         return { path: t.shown, filesUpdate: null, occurrences: replaceAll ? occurrences : 1 };
       });
     });
@@ -276,7 +287,9 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       const s = await this.ops.lstat(t.system);
       if (!s) return { error: `'${t.shown}' not found.` };
       if (s.type === "directory") return { error: `'${t.shown}' is a directory; delete its files one by one.` };
-      await this.ops.remove(t.system);
+      const denied = writeAccessReason(t.system, { ...this.policy(t.ws), workspaceDir: t.ws.dir });
+      if (denied) return { error: `'${t.shown}' ${denied}` };
+      await this.ops.remove(t.system, this.openGuard("write", t));
       return { path: t.shown, filesUpdate: null };
     });
   }
@@ -313,18 +326,20 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       if (typeof pattern !== "string" || pattern === "") return { error: "pattern must be non-empty literal text to search for." };
       const s = await this.ops.stat(t.system);
       if (!s) return { error: `Path '${t.shown}' not found. Use "/" to search the whole workspace.` };
+      if (s.type === "file") {
+        // The path itself is judged on what it really is: `README.txt -> .env` is a credential file.
+        const refused = await this.refuseRead(t);
+        if (refused) return { error: refused };
+      }
       const cap = maxCount && maxCount > 0 ? Math.min(Math.floor(maxCount), MAX_GREP_MATCHES) : MAX_GREP_MATCHES;
       const found = this.ops.kind === "local" ? await this.grepWithEngine(t, pattern, glob ?? undefined, cap) : await this.grepByWalking(t, s.type === "file", pattern, glob ?? undefined, cap);
       const matches = found.matches.slice(0, cap).map((m) => {
         const line = m.text.length > this.maxLineChars ? `${m.text.slice(0, this.maxLineChars)}... [truncated]` : m.text;
         return { path: this.shownPath(t.ws, m.path), line: m.line, text: this.redact ? redactSecrets(line) : line };
       });
+      // Credential files were never searched; nothing here (not even an error) depends on whether they would have matched.
       const result: GrepResult = { matches };
       if (found.truncated || found.matches.length > cap) result.truncated = true;
-      if (found.skippedCredentials > 0 && matches.length === 0) {
-        // deepagents prints only the matches; say why a credential file did not show up.
-        result.error = `No matches outside protected files; ${found.skippedCredentials} credential file(s) (.env, keys, tokens) are never searched.`;
-      }
       return result;
     });
   }
@@ -344,30 +359,62 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       const system = await ws.resolve(agentPath, this.ops);
       return await fn({ ws, system, shown: this.shownPath(ws, system) });
     } catch (err) {
-      const message = err instanceof WorkspacePathError ? err.message : describeFsError(err, agentPath);
+      const message =
+        err instanceof WorkspacePathError ? err.message : err instanceof OpenRefusedError ? `'${agentPath}' ${err.reason}` : describeFsError(err, agentPath);
       return { error: ws ? ws.rewrite(message) : message } as R;
     }
   }
 
   /** Why a read of this target is refused (guiding text), or `undefined`. */
   private async refuseRead(t: Target): Promise<string | undefined> {
-    const rel = t.ws.toAgentPath(t.system);
-    const credential = credentialPathReason(rel, this.credentialPatterns);
-    if (credential) return `'${t.shown}' is a protected file and is never read. ${credential}`;
-    if (hasBinaryExtension(rel)) return binaryFileMessage(t.shown, "extension");
+    const policy = this.policy(t.ws);
+    const named = contentAccessReason(t.system, { ...policy, workspaceDir: t.ws.dir });
+    if (named) return `'${t.shown}' ${named}`;
+    if (hasBinaryExtension(t.system)) return binaryFileMessage(t.shown, "extension");
     const s = await this.ops.stat(t.system);
     if (!s) return await this.notFound(t);
     const nonRegular = nonRegularFileReason(t.shown, s);
     if (nonRegular) return nonRegular;
-    if (s.size > 0 && sniffBinary(await this.ops.readBytes(t.system, 0, SNIFF_BYTES))) return binaryFileMessage(t.shown, "content");
+    // What the name leads to: `README.txt -> .env` is the credential file it points at.
+    const real = await this.ops.realpath(t.system).catch(() => t.system);
+    const denied = contentAccessReason(real, policy);
+    if (denied) return `'${t.shown}' ${denied}`;
+    if (hasBinaryExtension(real)) return binaryFileMessage(t.shown, "extension");
+    if (s.size > 0 && sniffBinary(await this.ops.readBytes(t.system, 0, SNIFF_BYTES, this.openGuard("read", t)))) return binaryFileMessage(t.shown, "content");
     return undefined;
   }
 
-  private refuseWrite(t: Target, content: string): string | undefined {
+  /**
+   * Remote FileOperations cannot verify the descriptor they read from: judge the real path again
+   * after the read (local reads were verified on the descriptor and skip this).
+   */
+  private async recheckAfterRead(t: Target): Promise<string | undefined> {
+    if (this.ops.kind === "local") return undefined;
+    const real = await this.ops.realpath(t.system).catch(() => undefined);
+    const reason = real === undefined ? "was moved or removed while it was being read. Try again." : contentAccessReason(real, this.policy(t.ws));
+    return reason ? `'${t.shown}' ${reason}` : undefined;
+  }
+
+  /** The access policy (src/guards/access.ts) of a workspace: confined, this backend's patterns. */
+  private policy(ws: Workspace): AccessPolicy {
+    return { workspaceDir: ws.realDirectory(), confine: true, credentialPatterns: this.credentialPatterns, allowHardLinks: this.allowHardLinks };
+  }
+
+  /** Checked by the FileOperations on the descriptor it actually opens (race-free locally). */
+  private openGuard(kind: "read" | "write", t: Target): OpenGuard {
+    return accessOpenGuard(kind, this.policy(t.ws));
+  }
+
+  private async refuseWrite(t: Target, content: string): Promise<string | undefined> {
     const rel = t.ws.toAgentPath(t.system);
     if (rel === ".") return "The path names the workspace directory itself; add a file name.";
-    const credential = credentialPathReason(rel, this.credentialPatterns);
-    if (credential) return `'${t.shown}' is a protected file and is never written by the agent. ${credential}`;
+    const policy = this.policy(t.ws);
+    const real = await realTarget(this.ops, t.system);
+    const denied = writeAccessReason(t.system, { ...policy, workspaceDir: t.ws.dir }) ?? writeAccessReason(real, policy);
+    if (denied) return `'${t.shown}' ${denied}`;
+    if (looksLikeDedupStub(content)) {
+      return "The content is read_file's \"unchanged\" placeholder, not the file: writing it would replace the file with the placeholder. Send the real text.";
+    }
     if (containsRedactionMarker(content)) {
       return "The content contains a redaction marker («redacted…»): writing it would replace a real secret with the marker. Leave secret lines out or ask the user to edit them.";
     }
@@ -382,7 +429,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       .map((e) => e.name)
       .filter((n) => {
         const stem = n.toLowerCase().replace(/\.[^.]*$/, "");
-        return !credentialPathReason(n, this.credentialPatterns) && ((base.length >= 3 && n.toLowerCase().startsWith(base.slice(0, 3))) || (stem.length >= 3 && base.includes(stem)));
+        return !contentAccessReason(joinSystem(dir, n), { ...this.policy(t.ws), workspaceDir: t.ws.dir, confine: false }) && ((base.length >= 3 && n.toLowerCase().startsWith(base.slice(0, 3))) || (stem.length >= 3 && base.includes(stem)));
       })
       .slice(0, 5)
       .map((n) => this.shownPath(t.ws, joinSystem(dir, n)));
@@ -423,41 +470,37 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       searchPath: t.system,
       ...(glob ? { fileGlob: glob } : {}),
       context: 0,
-      // Matches in credential files are dropped afterwards: leave room for them.
-      maxRecords: cap * 2 + 50,
+      maxRecords: cap + 1,
       timeoutMs: SEARCH_TIMEOUT_MS,
       maxOutputBytes: 16 * 1024 * 1024,
+      // Credential files are excluded before anything is counted (no oracle in caps or totals).
+      exclude: (p) => contentAccessReason(p, { ...this.policy(t.ws), workspaceDir: t.ws.dir }) !== undefined,
     });
     if (outcome.error) throw new Error(outcome.error);
-    const raw: RawGrep = { matches: [], truncated: !outcome.complete, skippedCredentials: 0 };
-    const skipped = new Set<string>();
+    await dropHardLinkedResults(outcome, this.policy(t.ws));
+    if (outcome.engine === "ripgrep") await verifyReportedLines(outcome, t.ws.realDirectory());
+    const raw: RawGrep = { matches: [], truncated: !outcome.complete };
     for (const rec of outcome.lines) {
-      if (!rec.match) continue;
-      if (credentialPathReason(relativeTo(t.ws.dir, rec.path), this.credentialPatterns)) {
-        skipped.add(rec.path);
-        continue;
-      }
-      raw.matches.push({ path: rec.path, line: rec.line, text: rec.text });
+      if (rec.match) raw.matches.push({ path: rec.path, line: rec.line, text: rec.text });
     }
-    raw.skippedCredentials = skipped.size;
     return raw;
   }
 
   /** The grep for remote file operations (SSH, Docker): one file at a time through `ops`. */
   private async grepByWalking(t: Target, isFile: boolean, literal: string, glob: string | undefined, cap: number): Promise<RawGrep> {
     const include = glob ? globMatcher(glob, true) : () => true;
-    const raw: RawGrep = { matches: [], truncated: false, skippedCredentials: 0 };
-    const visit = async (system: string, rel: string): Promise<boolean | void> => {
+    const raw: RawGrep = { matches: [], truncated: false };
+    const policy = this.policy(t.ws);
+    const guard = accessOpenGuard("read", policy);
+    const visit = async (system: string, rel: string, real = system): Promise<boolean | void> => {
       if (!include(rel)) return;
-      if (credentialPathReason(relativeTo(t.ws.dir, system), this.credentialPatterns)) {
-        raw.skippedCredentials++;
-        return;
-      }
+      // Credential files (by name, and by where a link leads) are skipped silently: never counted.
+      if (contentAccessReason(system, { ...policy, workspaceDir: t.ws.dir }) || contentAccessReason(real, policy)) return;
       if (hasBinaryExtension(rel)) return;
       const s = await this.ops.stat(system).catch(() => null);
       if (!s || s.type !== "file" || s.size > this.maxGrepFileBytes) return;
-      if (sniffBinary(await this.ops.readBytes(system, 0, SNIFF_BYTES))) return;
-      const text = await this.ops.readText(system);
+      if (sniffBinary(await this.ops.readBytes(system, 0, SNIFF_BYTES, guard))) return;
+      const text = await this.ops.readText(system, guard);
       if (!text.includes(literal)) return;
       const lines = text.split(/\r?\n/);
       for (let i = 0; i < lines.length; i++) {
@@ -466,7 +509,8 @@ export class WorkbenchBackend implements BackendProtocolV2 {
         if (raw.matches.length > cap) return true;
       }
     };
-    raw.truncated = isFile ? (await visit(t.system, relativeTo(t.ws.dir, t.system))) === true : await this.walk(t.system, visit);
+    const realTop = isFile ? await this.ops.realpath(t.system).catch(() => t.system) : t.system;
+    raw.truncated = isFile ? (await visit(t.system, relativeTo(t.ws.dir, t.system), realTop)) === true : await this.walk(t.system, visit);
     return raw;
   }
 
@@ -480,7 +524,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
    * symlink (never followed into directories). Unreadable directories are skipped, not fatal.
    * Returns true when the walk stopped early (file cap, or `visit` returned true).
    */
-  private async walk(dir: string, visit: (system: string, rel: string) => Promise<boolean | void>): Promise<boolean> {
+  private async walk(dir: string, visit: (system: string, rel: string, real?: string) => Promise<boolean | void>): Promise<boolean> {
     const queue: [string, string][] = [[dir, ""]];
     let seen = 0;
     while (queue.length > 0) {
@@ -495,14 +539,16 @@ export class WorkbenchBackend implements BackendProtocolV2 {
           continue;
         }
         if (e.type === "other") continue;
+        let real = child;
         if (e.type === "symlink") {
           // A symlink may point out of the workspace: only follow it when its target is inside.
-          const real = await this.ops.realpath(child).catch(() => undefined);
+          const target = await this.ops.realpath(child).catch(() => undefined);
           const ws = this.workspace();
-          if (!real || ws.toAgentPath(real) === real) continue;
+          if (!target || ws.toAgentPath(target) === target) continue;
+          real = target;
         }
         if (++seen > this.maxWalkFiles) return true;
-        if ((await visit(child, childRel)) === true) return true;
+        if ((await visit(child, childRel, real)) === true) return true;
       }
     }
     return false;
@@ -525,7 +571,21 @@ interface RawGrep {
   /** `path` is a system path; `text` is the raw line. */
   matches: GrepMatch[];
   truncated: boolean;
-  skippedCredentials: number;
+}
+
+/** The real location a write would land on: the real path of the deepest existing ancestor plus the rest. */
+async function realTarget(ops: FileOperations, system: string): Promise<string> {
+  const rest: string[] = [];
+  for (let probe = system; ; ) {
+    try {
+      return path.posix.join(await ops.realpath(probe), ...rest);
+    } catch {
+      const parent = path.posix.dirname(probe);
+      if (parent === probe) return system;
+      rest.unshift(path.posix.basename(probe));
+      probe = parent;
+    }
+  }
 }
 
 function relativeTo(base: string, system: string): string {

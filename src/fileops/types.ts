@@ -19,6 +19,39 @@ export interface DirEntry {
   type: EntryType;
 }
 
+/** What an implementation learned from the descriptor it opened (see {@link OpenGuard}). */
+export interface OpenedInfo {
+  type: EntryType;
+  /** Hard-link count (regular files with more than one name may be refused). */
+  nlink: number;
+  size: number;
+}
+
+/**
+ * Optional last argument of the reading and writing methods: what was *actually opened* must be
+ * inside `within` (a real path) and pass `check` (which gets the opened object's real path).
+ * LocalFileOperations opens first and verifies the descriptor (`/proc/self/fd/N` on Linux), so
+ * a symlink swapped between a check and the use cannot redirect it; writes land through a
+ * verified directory descriptor. Remote implementations may ignore it (callers then keep their
+ * resolve-then-use check and re-check after the call). A refusal rejects with {@link OpenRefusedError}.
+ */
+export interface OpenGuard {
+  within?: string;
+  check?: (realPath: string, opened: OpenedInfo) => string | undefined;
+}
+
+/**
+ * A guarded open refused what it found. `reason` is guidance for the model (no host path),
+ * phrased as a predicate: `"${shownPath}" ${reason}`.
+ */
+export class OpenRefusedError extends Error {
+  override readonly name = "OpenRefusedError";
+  readonly code = "EREFUSED";
+  constructor(readonly reason: string) {
+    super(reason);
+  }
+}
+
 export interface FileOperations {
   /** Short name for reports: "local", "shell:ssh", … */
   readonly kind: string;
@@ -31,7 +64,7 @@ export interface FileOperations {
   /** Directory listing, unsorted, without `.` and `..`. */
   readdir(path: string): Promise<DirEntry[]>;
   /** Up to `length` bytes from `start` (for binary sniffing). */
-  readBytes(path: string, start: number, length: number): Promise<Buffer>;
+  readBytes(path: string, start: number, length: number, guard?: OpenGuard): Promise<Buffer>;
   /**
    * Lines `offset .. offset+limit-1` (1-based) without loading the whole file: stops reading
    * once the window is filled. Lines longer than `maxLineChars` are cut (flagged in `cutLines`).
@@ -40,17 +73,18 @@ export interface FileOperations {
   readLines(
     path: string,
     window: { offset: number; limit: number; maxLineChars: number },
+    guard?: OpenGuard,
   ): Promise<{ lines: string[]; cutLines: number[]; hasMore: boolean; totalLines?: number }>;
   /** Counts lines by streaming the file (for the "of T lines" hint; callers cache by size+mtime). */
-  countLines(path: string): Promise<number>;
+  countLines(path: string, guard?: OpenGuard): Promise<number>;
   /** The whole file as UTF-8. Callers check the size first. */
-  readText(path: string): Promise<string>;
+  readText(path: string, guard?: OpenGuard): Promise<string>;
   /** Atomic write: temp file in the same directory, fsync, rename; keeps mode; creates parents. */
-  writeAtomic(path: string, data: string | Buffer): Promise<{ bytesWritten: number; dirsCreated: string[] }>;
+  writeAtomic(path: string, data: string | Buffer, guard?: OpenGuard): Promise<{ bytesWritten: number; dirsCreated: string[] }>;
   /** Deletes a file (not a directory). */
-  remove(path: string): Promise<void>;
+  remove(path: string, guard?: OpenGuard): Promise<void>;
   /** Renames/moves, creating the destination's parent directories. */
-  rename(from: string, to: string): Promise<void>;
+  rename(from: string, to: string, guard?: OpenGuard): Promise<void>;
   /** mkdir -p; returns the directories it created. */
   mkdirp(path: string): Promise<string[]>;
 }

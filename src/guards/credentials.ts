@@ -31,6 +31,12 @@ export const DEFAULT_CREDENTIAL_PATTERNS: readonly NamedPattern[] = [
     test: (_p, base) => (base === ".env" || /^\.env\./i.test(base) || /\.env$/i.test(base)) && !ENV_TEMPLATES.has(base.toLowerCase()),
     suggestion: ENV_SUGGESTION,
   },
+  {
+    // direnv (`.envrc`, `.envrc.local`), its cache dir, and env files named after a stage (`prod.env`, `env.local`).
+    test: (p, base) =>
+      /^\.envrc(\..+)?$/i.test(base) || /(^|\/)\.direnv\//.test(p) || /^env\.(local|prod|production|dev|development|staging|test)$/i.test(base),
+    suggestion: ENV_SUGGESTION,
+  },
   { test: (_p, base) => PRIVATE_KEY_BASENAMES.test(base) && !PUBLIC_HALVES.test(base), suggestion: KEY_SUGGESTION },
   {
     test: (_p, base) => [".npmrc", ".netrc", "_netrc", ".git-credentials", ".pypirc", ".pgpass", ".htpasswd"].includes(base.toLowerCase()),

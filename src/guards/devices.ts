@@ -11,7 +11,10 @@ const DEVICE_FILES = new Set([
   "zero", "random", "urandom", "full", "null", "stdin", "stdout", "stderr", "tty", "console",
   "ptmx", "mem", "kmem", "port", "kmsg",
 ]);
-const PROC_SECRETS = new Set(["environ", "cmdline", "mem", "maps", "smaps", "pagemap", "auxv", "syscall", "stack"]);
+const PROC_SECRETS = new Set([
+  "environ", "cmdline", "mem", "maps", "smaps", "smaps_rollup", "numa_maps", "map_files", "pagemap", "auxv", "syscall",
+  "stack", "wchan", "personality", "timers", "io", "attr", "coredump_filter", "clear_refs",
+]);
 const PROC_PID = /^(?:self|thread-self|\d+)$/;
 
 function posixNormal(p: string): string {
@@ -38,7 +41,7 @@ export function devicePathReason(literalPath: string): string | undefined {
       // /proc/<pid>/task/<tid>/… has the same entries one level down.
       const rest = third === "task" && parts.length >= 5 ? parts.slice(4) : parts.slice(2);
       const [entry] = rest;
-      if (entry === "fd" || entry === "fdinfo" || (entry !== undefined && PROC_SECRETS.has(entry))) {
+      if (entry === "fd" || entry === "fdinfo" || (entry !== undefined && (PROC_SECRETS.has(entry) || entry.startsWith("smaps")))) {
         return `"${literalPath}" exposes a process's file descriptors, environment or memory (which may hold secrets). It is never read.`;
       }
     }

@@ -1,4 +1,5 @@
 // Guards shared by the file tools (read_file, write_file, patch, search_files).
+export * from "./access.js";
 export * from "./binary.js";
 export * from "./credentials.js";
 export * from "./devices.js";

@@ -9,10 +9,11 @@
  * ripgrep); lookaround and backreferences work here but are errors in ripgrep; Rust-only syntax
  * (`(?x)`, `\pL`, `[[:alpha:]]`) is an error or literal here. Files over 64 MiB are skipped.
  */
-import type { Dirent } from "node:fs";
-import { readdir, readFile, stat } from "node:fs/promises";
+import { constants, type Dirent } from "node:fs";
+import { lstat, readdir, readFile, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import pLimit from "p-limit";
+import { openChecked } from "../fileops/local.js";
 import { globMatcher, ignoreLayer, isIgnored, relativePath, type IgnoreLayer } from "./globs.js";
 import { emptyOutcome, type SearchOutcome, type SearchRequest } from "./types.js";
 
@@ -41,7 +42,10 @@ export async function runJsSearch(req: SearchRequest): Promise<SearchOutcome> {
   const regex = req.target === "content" ? compileSearchPattern(req.pattern) : undefined;
   if (typeof regex === "string") return { ...out, error: regex };
   const deadline = Date.now() + req.timeoutMs;
-  const state = new Walk(req, out, deadline, regex);
+  // Files read must stay under the searched tree's real root: the workspace, or (open mode) the searched path.
+  const relSearch = relativePath(req.cwd, req.searchPath);
+  const rootOf = relSearch.startsWith("../") || relSearch === ".." || path.isAbsolute(relSearch) ? req.searchPath : req.cwd;
+  const state = new Walk(req, out, deadline, regex, await realpath(rootOf).catch(() => rootOf));
   try {
     const s = await stat(req.searchPath);
     if (s.isFile()) await state.visitFile(req.searchPath, true);
@@ -65,6 +69,8 @@ class Walk {
     private readonly out: SearchOutcome,
     private readonly deadline: number,
     private readonly regex: RegExp | undefined,
+    /** Real path of the searched root (the workspace): every file read is verified to be inside it once opened. */
+    private readonly realCwd: string,
   ) {
     if (req.fileGlob) this.fileGlob = globMatcher(req.fileGlob);
     if (req.target === "files") this.nameGlob = globMatcher(req.pattern);
@@ -78,7 +84,10 @@ class Walk {
     const parts = rel === "" ? [] : rel.split("/");
     for (let i = 0; i < parts.length; i++) {
       const base = parts.slice(0, i).join("/");
-      const text = await readFile(path.join(this.req.cwd, base, ".gitignore"), "utf8").catch(() => undefined);
+      const file = path.join(this.req.cwd, base, ".gitignore");
+      // A symlinked .gitignore is never read (its target may be outside), as in walk().
+      const regular = await lstat(file).then((s) => s.isFile(), () => false);
+      const text = regular ? await readFile(file, "utf8").catch(() => undefined) : undefined;
       if (text !== undefined) layers.push(ignoreLayer(base, text));
     }
     return layers;
@@ -115,6 +124,7 @@ class Walk {
     if (this.stopped()) return;
     const rel = this.rel(file);
     if (!explicit && this.fileGlob && !this.fileGlob(rel)) return;
+    if (this.req.target === "content" && this.req.exclude?.(file)) return;
     if (this.nameGlob) {
       if (explicit || this.nameGlob(rel)) this.addFile(file);
       return;
@@ -122,8 +132,17 @@ class Walk {
     let buf: Buffer;
     try {
       const read = await this.io(async () => {
-        const s = await stat(file);
-        return s.size > FALLBACK_MAX_FILE_BYTES ? undefined : readFile(file);
+        // Open, then verify what was opened: a file swapped for a link after the directory was
+        // read is not followed (O_NOFOLLOW), and a swapped parent directory is caught by the
+        // descriptor check. The explicit search path may itself be a link inside the workspace.
+        const flags = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (explicit ? 0 : (constants.O_NOFOLLOW ?? 0));
+        const fh = await openChecked(file, flags, { within: this.realCwd });
+        try {
+          const s = await fh.stat();
+          return !s.isFile() || s.size > FALLBACK_MAX_FILE_BYTES ? undefined : await fh.readFile();
+        } finally {
+          await fh.close();
+        }
       });
       if (read === undefined) return;
       buf = read;

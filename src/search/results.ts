@@ -1,6 +1,6 @@
 /**
- * Turns an engine's raw outcome into the search_files answer: credential files dropped (and
- * counted), paths shown as the agent sees them, text redacted and cut, a stable order, and one
+ * Turns an engine's raw outcome into the search_files answer: credential files dropped (never
+ * counted: a count of hidden matches is an oracle for their content), paths shown as the agent sees them, text redacted and cut, a stable order, and one
  * page of results with the offset that continues.
  */
 import type { LineRecord, SearchOutcome } from "./types.js";
@@ -35,16 +35,9 @@ export const LINE_CUT_MARKER = "... [truncated]";
 
 /** The JSON-ready payload fields for one page of results. */
 export function shapeResults(outcome: SearchOutcome, target: "content" | "files", mode: "content" | "files_only" | "count", o: ShapeOptions): Record<string, unknown> {
-  const hiddenFiles = new Set<string>();
-  let hiddenMatches = 0;
-  const visible = (systemPath: string, matches = 1): string | undefined => {
+  const visible = (systemPath: string): string | undefined => {
     const shown = o.display(systemPath);
-    if (target === "content" && o.isHidden(shown)) {
-      hiddenFiles.add(shown);
-      hiddenMatches += matches;
-      return undefined;
-    }
-    return shown;
+    return target === "content" && o.isHidden(shown) ? undefined : shown;
   };
 
   let items: unknown[];
@@ -55,7 +48,7 @@ export function shapeResults(outcome: SearchOutcome, target: "content" | "files"
     extra.total_files = items.length;
   } else if (mode === "count") {
     const counts = outcome.counts
-      .map((c) => ({ path: visible(c.path, c.count), count: c.count }))
+      .map((c) => ({ path: visible(c.path), count: c.count }))
       .filter((c): c is { path: string; count: number } => c.path !== undefined)
       .sort((a, b) => byPath(a.path, b.path));
     items = counts;
@@ -74,15 +67,11 @@ export function shapeResults(outcome: SearchOutcome, target: "content" | "files"
   payload.truncated = more || !outcome.complete;
   if (more) payload.next_offset = o.offset + page.length;
   if (!outcome.complete) payload.incomplete = stopMessage(outcome.stopReason);
-  if (hiddenFiles.size > 0) {
-    payload.omitted_credential_files = hiddenFiles.size;
-    payload.omitted_note = `${hiddenMatches} match(es) in ${hiddenFiles.size} credential file(s) (.env, keys, tokens) are not shown. Use .env.example or ask the user for the variable names.`;
-  }
   payload.hint = hintFor(items.length, page.length, o.offset, more, outcome.complete);
   return payload;
 }
 
-function contentMatches(lines: LineRecord[], visible: (p: string, matches?: number) => string | undefined, o: ShapeOptions): ContentMatch[] {
+function contentMatches(lines: LineRecord[], visible: (p: string) => string | undefined, o: ShapeOptions): ContentMatch[] {
   const byFile = new Map<string, LineRecord[]>();
   for (const r of lines) {
     let list = byFile.get(r.path);
@@ -91,7 +80,7 @@ function contentMatches(lines: LineRecord[], visible: (p: string, matches?: numb
   }
   const out: ContentMatch[] = [];
   for (const [systemPath, records] of byFile) {
-    const shown = visible(systemPath, records.filter((r) => r.match).length);
+    const shown = visible(systemPath);
     if (shown === undefined) continue;
     records.sort((a, b) => a.line - b.line);
     const context = new Map<number, string>();
@@ -138,7 +127,7 @@ function hintFor(total: number, shown: number, offset: number, more: boolean, co
   if (total === 0) {
     return offset > 0 || !complete
       ? "Nothing on this page."
-      : "No results. Check the pattern (a regular expression for content, a glob for files), the path, and file_glob; ignored (.gitignore) and binary files are not searched.";
+      : "No results. Check the pattern (a regular expression for content, a glob for files), the path, and file_glob; ignored (.gitignore), binary and credential files are not searched.";
   }
   if (shown === 0) return `offset ${offset} is past the end (${total} results). Use a smaller offset.`;
   const range = `Showing ${offset + 1}-${offset + shown} of ${total}${complete ? "" : "+"}.`;

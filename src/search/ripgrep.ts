@@ -3,7 +3,7 @@
  * pattern, `--json` parsed as a stream, bounded by a timeout, an output cap and a record cap.
  */
 import { spawn } from "node:child_process";
-import { stat } from "node:fs/promises";
+import { lstat, realpath } from "node:fs/promises";
 import path from "node:path";
 import { globMatcher, relativePath } from "./globs.js";
 import { emptyOutcome, type SearchOutcome, type SearchRequest } from "./types.js";
@@ -54,8 +54,10 @@ export function ripgrepArgs(req: SearchRequest, workspaceIgnore?: string): strin
 /** Runs ripgrep for `req`. Never rejects: failures come back in `error`. */
 export async function runRipgrep(req: SearchRequest, binary = "rg"): Promise<SearchOutcome> {
   const ignoreFile = path.join(req.cwd, ".gitignore");
-  const hasIgnore = await stat(ignoreFile).then((s) => s.isFile(), () => false);
-  const args = ripgrepArgs(req, hasIgnore && req.searchPath !== req.cwd ? ignoreFile : undefined);
+  const ignore = await workspaceIgnoreState(req.cwd, ignoreFile);
+  const args = ripgrepArgs(req, ignore === "file" && req.searchPath !== req.cwd ? ignoreFile : undefined);
+  // A planted `.gitignore -> /outside/file` is never read as rules: .gitignore handling is off for this search.
+  if (ignore === "foreign") args.splice(args.indexOf("--"), 0, "--no-ignore-vcs");
   const out = emptyOutcome("ripgrep");
   return new Promise((resolveOnce) => {
     let settled = false;
@@ -82,7 +84,9 @@ export async function runRipgrep(req: SearchRequest, binary = "rg"): Promise<Sea
     // --json and --count print one record per line; file lists are NUL-separated (names may hold newlines).
     const separator = req.target === "content" && req.mode !== "files_only" ? "\n" : "\0";
     let matches = 0;
-    const wanted = pathFilter(req);
+    const globbed = pathFilter(req);
+    const exclude = req.target === "content" ? req.exclude : undefined;
+    const wanted = exclude ? (file: string) => globbed(file) && !exclude(file) : globbed;
     const take = (record: string) => {
       if (stopped || record === "") return;
       if (req.target === "files" || req.mode === "files_only") {
@@ -125,8 +129,9 @@ export async function runRipgrep(req: SearchRequest, binary = "rg"): Promise<Sea
       clearTimeout(timer);
       if (!stopped) take(pending);
       // 0: matches, 1: none; 2: an error — with results it is a per-file problem (permission…).
-      if (code === 2 && !stopped && out.lines.length + out.files.length + out.counts.length === 0 && stderr.trim() !== "") {
-        out.error = describeRipgrepError(stderr);
+      const problems = fatalStderr(stderr);
+      if (code === 2 && !stopped && out.lines.length + out.files.length + out.counts.length === 0 && problems !== "") {
+        out.error = describeRipgrepError(problems);
       }
       resolve(out);
     });
@@ -182,11 +187,40 @@ function relativeTarget(req: SearchRequest): string {
   return rel.startsWith("..") || path.isAbsolute(rel) ? req.searchPath : rel;
 }
 
+/**
+ * `file`: the workspace's .gitignore is a regular file (or a link to one inside the workspace);
+ * `foreign`: a symlink leading out of it (its content must never be read); `none`.
+ */
+async function workspaceIgnoreState(cwd: string, ignoreFile: string): Promise<"file" | "foreign" | "none"> {
+  const s = await lstat(ignoreFile).catch(() => undefined);
+  if (!s) return "none";
+  if (s.isFile()) return "file";
+  if (!s.isSymbolicLink()) return "none";
+  const [real, realCwd] = await Promise.all([realpath(ignoreFile).catch(() => undefined), realpath(cwd).catch(() => cwd)]);
+  const rel = real === undefined ? ".." : path.relative(realCwd, real);
+  return rel.startsWith("..") || path.isAbsolute(rel) ? "foreign" : "file";
+}
+
+/**
+ * The part of ripgrep's stderr that explains a failed request. Per-file warnings (unreadable
+ * files, ignore-file parse errors — which quote the ignore file's lines, possibly a planted
+ * link's target) are dropped: they are never fatal and never shown.
+ */
+function fatalStderr(stderr: string): string {
+  return stderr
+    .split("\n")
+    .filter((line) => line.trim() !== "" && !/error parsing glob|\.(git)?ignore|\.rgignore|: (Permission denied|No such file|Too many levels)|\(os error \d+\)/i.test(line))
+    .join("\n");
+}
+
+/**
+ * What the model is told: only a regex parse error is quoted (it quotes the model's own
+ * pattern); anything else is described without echoing ripgrep's text, which can hold file content.
+ */
 function describeRipgrepError(stderr: string): string {
   const text = stderr.trim();
-  if (/regex parse error|error parsing regex|unclosed|unopened|repetition operator/i.test(text)) {
+  if (/regex parse error|error parsing regex/i.test(text)) {
     return `Invalid regular expression: ${text.replace(/\s+/g, " ").slice(0, 300)}. Escape special characters such as ( ) [ ] { } . * + ? | with a backslash, or search a plain word.`;
   }
-  if (/glob/i.test(text)) return `Invalid glob: ${text.replace(/\s+/g, " ").slice(0, 300)}`;
-  return `ripgrep failed: ${text.replace(/\s+/g, " ").slice(0, 300)}`;
+  return "ripgrep could not run this search (an invalid pattern or an unreadable path). Check the pattern, or search a plain word in a narrower path.";
 }

@@ -18,6 +18,12 @@ export interface SearchRequest {
   timeoutMs: number;
   /** Stop reading the engine's output beyond this many bytes (ripgrep) / characters (JS). */
   maxOutputBytes: number;
+  /**
+   * Content searches: files whose content must not be searched (credential files, by absolute
+   * path). Dropped before anything is counted, so neither a total, a cap nor a page reveals
+   * whether they matched.
+   */
+  exclude?: (absolutePath: string) => boolean;
 }
 
 /** One line of a content search: a match or a context line. `path` is absolute. */
