@@ -90,6 +90,11 @@ export async function environmentFor(option: EnvironmentOption | undefined, thre
   return env;
 }
 
+/** The Environment a FileOperations runs over (ShellFileOperations), if any. */
+export function environmentBehind(ops: FileOperations | undefined): Environment | undefined {
+  return ops instanceof ShellFileOperations ? ops.env : undefined;
+}
+
 /** What a part keeps from its `environment` / `fileOps` options. */
 export interface ThreadEnvironmentOptions {
   environment?: EnvironmentOption;
@@ -109,7 +114,8 @@ export class ThreadEnvironments {
     if (options.environment !== undefined && !isEnvironmentOption(options.environment)) {
       throw new TypeError(ENVIRONMENT_OPTION_MESSAGE);
     }
-    this.environment = options.environment;
+    // A ShellFileOperations given alone names its environment: commands and search go there too.
+    this.environment = options.environment ?? environmentBehind(options.fileOps);
     this.fileOps = options.fileOps;
   }
 

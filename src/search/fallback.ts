@@ -35,15 +35,31 @@ export function compileSearchPattern(pattern: string): RegExp | string {
   }
 }
 
+/**
+ * The file access the walk uses: this machine's fs by default, or an environment's
+ * FileOperations (see src/search/engine.ts) when the files live elsewhere.
+ */
+export interface WalkFiles {
+  stat(p: string): Promise<{ size: number; isFile(): boolean; isDirectory(): boolean }>;
+  readdir(p: string): Promise<Array<Pick<Dirent, "name" | "isFile" | "isDirectory" | "isSymbolicLink">>>;
+  readFile(p: string): Promise<Buffer>;
+}
+
+const LOCAL_FILES: WalkFiles = {
+  stat: (p) => stat(p),
+  readdir: (p) => readdir(p, { withFileTypes: true }),
+  readFile: (p) => readFile(p),
+};
+
 /** Runs the search in-process. Never rejects: failures come back in `error`. */
-export async function runJsSearch(req: SearchRequest): Promise<SearchOutcome> {
+export async function runJsSearch(req: SearchRequest, files: WalkFiles = LOCAL_FILES): Promise<SearchOutcome> {
   const out = emptyOutcome("js");
   const regex = req.target === "content" ? compileSearchPattern(req.pattern) : undefined;
   if (typeof regex === "string") return { ...out, error: regex };
   const deadline = Date.now() + req.timeoutMs;
-  const state = new Walk(req, out, deadline, regex);
+  const state = new Walk(req, out, deadline, regex, files);
   try {
-    const s = await stat(req.searchPath);
+    const s = await files.stat(req.searchPath);
     if (s.isFile()) await state.visitFile(req.searchPath, true);
     else if (s.isDirectory()) await state.walk(req.searchPath, await state.initialLayers());
   } catch (err) {
@@ -65,6 +81,7 @@ class Walk {
     private readonly out: SearchOutcome,
     private readonly deadline: number,
     private readonly regex: RegExp | undefined,
+    private readonly files: WalkFiles,
   ) {
     if (req.fileGlob) this.fileGlob = globMatcher(req.fileGlob);
     if (req.target === "files") this.nameGlob = globMatcher(req.pattern);
@@ -78,7 +95,7 @@ class Walk {
     const parts = rel === "" ? [] : rel.split("/");
     for (let i = 0; i < parts.length; i++) {
       const base = parts.slice(0, i).join("/");
-      const text = await readFile(path.join(this.req.cwd, base, ".gitignore"), "utf8").catch(() => undefined);
+      const text = await this.files.readFile(path.join(this.req.cwd, base, ".gitignore")).then((b) => b.toString("utf8"), () => undefined);
       if (text !== undefined) layers.push(ignoreLayer(base, text));
     }
     return layers;
@@ -86,15 +103,15 @@ class Walk {
 
   async walk(dir: string, parentLayers: IgnoreLayer[]): Promise<void> {
     if (this.stopped()) return;
-    let entries: Dirent[];
+    let entries: Awaited<ReturnType<WalkFiles["readdir"]>>;
     try {
-      entries = await this.io(() => readdir(dir, { withFileTypes: true }));
+      entries = await this.io(() => this.files.readdir(dir));
     } catch {
       return; // unreadable directory: skipped, like ripgrep (which only warns)
     }
     let layers = parentLayers;
     if (entries.some((e) => e.name === ".gitignore" && e.isFile())) {
-      const text = await this.io(() => readFile(path.join(dir, ".gitignore"), "utf8")).catch(() => "");
+      const text = await this.io(() => this.files.readFile(path.join(dir, ".gitignore"))).then((b) => b.toString("utf8"), () => "");
       layers = [...parentLayers, ignoreLayer(this.rel(dir), text)];
     }
     const work: Promise<void>[] = [];
@@ -122,8 +139,8 @@ class Walk {
     let buf: Buffer;
     try {
       const read = await this.io(async () => {
-        const s = await stat(file);
-        return s.size > FALLBACK_MAX_FILE_BYTES ? undefined : readFile(file);
+        const s = await this.files.stat(file);
+        return s.size > FALLBACK_MAX_FILE_BYTES ? undefined : this.files.readFile(file);
       });
       if (read === undefined) return;
       buf = read;
