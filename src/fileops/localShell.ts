@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import path from "node:path";
 import { checkExecOptions, type Environment, type ExecOptions, type ExecResult } from "./environment.js";
 import { LocalFileOperations } from "./local.js";
 
@@ -114,6 +115,13 @@ function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
   }
 }
 
+/**
+ * `bash -c` with stdin on a socket (how Node connects a child's stdin) and no SHLVL in its
+ * environment believes it was started by rshd and sources `~/.bashrc`: slower, noisy on
+ * stderr, and not the agent's business. `--norc` turns that off.
+ */
+const BASH_NO_RC: readonly string[] = ["--norc", "-c"];
+
 /** Options of {@link LocalShellEnvironment}. */
 export interface LocalShellEnvironmentOptions {
   /** Shell executable run as `<shell> -c <command>`. Default `"bash"`. */
@@ -148,7 +156,7 @@ export class LocalShellEnvironment implements Environment {
 
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
     checkExecOptions(options);
-    return runProcess(this.shell, ["-c", command], {
+    return runProcess(this.shell, (path.basename(this.shell) === "bash" ? BASH_NO_RC : ["-c"]).concat(command), {
       ...options,
       timeoutMs: options.timeoutMs ?? this.defaultTimeoutMs,
       env: options.env ?? this.env,
@@ -202,7 +210,7 @@ export class LocalEnvironment implements Environment {
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
     checkExecOptions(options);
     if (typeof command !== "string") throw new TypeError("command must be a string");
-    return runProcess("bash", ["-c", command], {
+    return runProcess("bash", BASH_NO_RC.concat(command), {
       ...options,
       env: options.env ?? this.env ?? process.env,
       timeoutMs: options.timeoutMs ?? this.defaultTimeoutMs,
