@@ -2,7 +2,7 @@
 // the FileManager's tree all reach the same place. Real createAgent + fakeModel + MemorySaver +
 // createWorkbench({ environment, enableShell: true }). Adding a kind is one line in ENVIRONMENTS.
 import assert from "node:assert/strict";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -116,5 +116,36 @@ describe("one environment per thread, end to end", () => {
         await wb.close();
       }
     });
+  });
+});
+
+describe("SshEnvironment.exec: what run_command needs", () => {
+  test("env is exported on top of the login environment, output streams, abort ends the command", async (t) => {
+    if (sshSkip) return t.skip(sshSkip);
+    const env = track(new SshEnvironment(sshd!.options));
+    const dir = await mkdtemp(path.join(root, "ssh-exec-"));
+    const chunks: string[] = [];
+    const waitFor = (name: string) => `while [ ! -e ${name} ]; do sleep 0.02; done`;
+    const result = await env.exec(`echo "v=$WB_V home=\${HOME:+set}"; ${waitFor("go")}; echo err >&2`, {
+      cwd: dir,
+      timeoutMs: 20_000,
+      env: { WB_V: "it's quoted; $(not run)" },
+      onOutput: (chunk, stream) => {
+        chunks.push(`${stream}:${chunk.toString("utf8")}`);
+        if (stream === "stdout") void writeFile(path.join(dir, "go"), "");
+      },
+    });
+    assert.equal(result.exitCode, 0);
+    assert.equal(result.stdout.length, 0);
+    assert.deepEqual(chunks, ["stdout:v=it's quoted; $(not run) home=set\n", "stderr:err\n"]);
+    await assert.rejects(env.exec("true", { env: { "BAD NAME": "x" } }), /invalid variable name/);
+
+    const controller = new AbortController();
+    const started = Date.now();
+    setTimeout(() => controller.abort(), 300).unref();
+    const aborted = await env.exec("sleep 30", { signal: controller.signal, timeoutMs: 60_000 });
+    assert.equal(aborted.aborted, true);
+    assert.equal(aborted.timedOut, false);
+    assert.ok(Date.now() - started < 20_000, "answered long before the command would have ended");
   });
 });
