@@ -327,10 +327,16 @@ export class FileManagerHooks {
     return this.environments.fileOpsFor(ws.threadId);
   }
 
-  /** The change tracker of a thread's workspace (started lazily; undefined once closed). */
+  /**
+   * The change tracker of a thread's workspace (started lazily; undefined once closed, and with a
+   * per-thread `environment` provider until the thread's first run started it).
+   */
   trackerOf(threadId: string | undefined): ChangeTracker | undefined {
     const ws = this.workspaceFor(threadId);
-    return this.trackerFor(ws, this.environments.fixedFileOps);
+    const fixed = this.environments.fixedFileOps;
+    // With a per-thread provider the backend is known only inside a run: report started trackers only.
+    if (!fixed && !this.pool.has(ws.dir)) return undefined;
+    return this.trackerFor(ws, fixed);
   }
 
   /** Closes every tracker; afterwards the hooks still work but check the tree on every call. */

@@ -153,6 +153,26 @@ describe("parts use the thread's environment", () => {
     }
   });
 
+  test("createWorkbench({ fileOps: ShellFileOperations }) alone: FileManager, tools, search and run_command all use its environment", async () => {
+    const env = new RecordingEnvironment();
+    const wb = createWorkbench({ rootDir: root, fileOps: new ShellFileOperations(env), enableShell: true, webTools: false });
+    try {
+      await wb.fileManager.hooks.beforeAgent({}, { configurable: { thread_id: "named" } });
+      assert.ok(env.commands.some((c) => c.includes("mkdir -p")), "the FileManager created the thread directory there");
+      const before = env.commands.length;
+      await wb.fileManager.hooks.beforeModel({ messages: [] }, { configurable: { thread_id: "named" } });
+      assert.ok(env.commands.length > before, "the tree was listed there");
+      await byName(wb.tools, "write_file").invoke({ path: "n.txt", content: "named env\n" }, thread("named"));
+      const search = JSON.parse(text(await byName(wb.tools, "search_files").invoke({ pattern: "named" }, thread("named"))));
+      assert.deepEqual(search.matches.map((m: { path: string }) => m.path), ["n.txt"]);
+      assert.ok(env.commands.some((c) => c.startsWith("'rg'")), "search ran there");
+      assert.match(text(await byName(wb.tools, "run_command").invoke({ command: "cat n.txt" }, thread("named"))), /^named env\n\[exit code 0\]$/);
+      assert.ok(env.commands.some((c) => c.includes("cat n.txt")), "run_command ran there");
+    } finally {
+      await wb.close();
+    }
+  });
+
   test("run_command runs in the environment and masks secrets in its output", async () => {
     const env = new RecordingEnvironment();
     const runCommand = createRunCommandTool({ rootDir: root, environment: env });
