@@ -87,9 +87,9 @@ export function walkFilesOver(ops: FileOperations): WalkFiles {
       }));
     },
     async readFile(p) {
-      // Raw bytes (not readText): the walk sniffs NUL bytes to skip binary files, as ripgrep does.
-      const s = await ops.stat(p);
-      return s && s.size > 0 ? ops.readBytes(p, 0, s.size) : Buffer.alloc(0);
+      // One call (the walk has checked the size): NUL bytes survive the UTF-8 round trip, so
+      // binary files are still recognised; invalid sequences are decoded as the walk would.
+      return Buffer.from(await ops.readText(p), "utf8");
     },
   };
 }
