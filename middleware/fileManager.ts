@@ -1,11 +1,12 @@
 import path from "node:path";
-import { RemoveMessage, type BaseMessage } from "@langchain/core/messages";
+import { RemoveMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { getConfig, ReducedValue, StateSchema } from "@langchain/langgraph";
 import { createMiddleware, type ToolCallRequest } from "langchain";
 import { z } from "zod";
 import { TrackerPool, TRACKER_KINDS, type ChangeTracker } from "../src/changes/index.js";
 import { assertFileOperations, LISTING_METHODS } from "../src/changes/localDisk.js";
-import { LocalFileOperations } from "../src/fileops/local.js";
+import type { EnvironmentOption } from "../src/fileops/environment.js";
+import { ENVIRONMENT_OPTION_MESSAGE, isEnvironmentOption, ThreadEnvironments } from "../src/fileops/threadEnvironment.js";
 import type { FileOperations } from "../src/fileops/types.js";
 import { renderDirectoryTree, treeFingerprint } from "../src/tree.js";
 import { Workspace, resolveRootDir } from "../src/workspace.js";
@@ -43,6 +44,13 @@ export interface FileManagerOptions {
    * other than the local disk is tracked by polling (`tracker.kind` does not apply).
    */
   fileOps?: FileOperations;
+  /**
+   * Where each thread's files are: an Environment, or `(threadId) => Environment` for one per
+   * thread. The thread directory is created, listed for the tree, checked for symlink escapes
+   * and tracked (polled unless it is the local disk) through the environment's file access.
+   * Give the tools the same. With `fileOps` as well, `fileOps` wins. Default: this machine.
+   */
+  environment?: EnvironmentOption;
   /** Budget of the tree shown to the model. */
   tree?: {
     /** Most entries listed (default 200); the rest is summarised per directory. */
@@ -97,6 +105,7 @@ const optionsSchema = z.object({
       return false;
     }
   }, `fileOps must implement FileOperations (${LISTING_METHODS.join(", ")}), e.g. new ShellFileOperations(new SshEnvironment({ … }))`).optional(),
+  environment: z.custom<EnvironmentOption>(isEnvironmentOption, ENVIRONMENT_OPTION_MESSAGE).optional(),
   tree: z
     .object({
       maxEntries: z.number().int().positive().optional(),
@@ -183,10 +192,8 @@ interface TreeCacheEntry {
 export class FileManagerHooks {
   readonly rootDir: string;
   private readonly options: FileManagerOptions;
-  /** The host holding the files: the given backend, else this machine's disk. */
-  private readonly host: FileOperations;
-  /** `fileOps` as given (unset: the tree and trackers use native fs and watchers). */
-  private readonly fileOps: FileOperations | undefined;
+  /** Each thread's environment and file access (the host holding its files). */
+  private readonly environments: ThreadEnvironments;
   private readonly pool: TrackerPool;
   private readonly readOnly: Set<string>;
   private readonly pipeline: readonly ToolCallStep[];
@@ -203,9 +210,8 @@ export class FileManagerHooks {
     }
     this.options = options ?? {};
     this.rootDir = resolveRootDir(this.options.rootDir);
-    this.fileOps = this.options.fileOps;
-    this.host = this.fileOps ?? new LocalFileOperations();
-    this.pool = new TrackerPool({ ...this.options.tracker, fileOps: this.fileOps, onError: (err, ctx) => this.report(err, "beforeAgent", path.basename(ctx.dir)) });
+    this.environments = new ThreadEnvironments({ environment: this.options.environment, fileOps: this.options.fileOps });
+    this.pool = new TrackerPool({ ...this.options.tracker, onError: (err, ctx) => this.report(err, "beforeAgent", path.basename(ctx.dir)) });
     this.cacheCap = Math.max(this.pool.maxLive, 16);
     this.readOnly = new Set(this.options.readOnlyTools ?? DEFAULT_READ_ONLY_TOOLS);
     const rewrite = this.options.rewritePaths ?? true;
@@ -239,11 +245,12 @@ export class FileManagerHooks {
     const threadId = threadIdOf(runtime);
     try {
       const ws = this.workspaceFor(threadId);
-      await ws.ensure(this.host);
+      const host = await this.hostFor(ws);
+      await ws.ensure(host);
       // ensure() is memoised; the directory may have been deleted since.
-      await this.host.mkdirp(ws.dir);
-      const tracker = this.trackerFor(ws);
-      const newest = tracker?.newestMtimeMs ?? (await this.host.stat(ws.dir))?.mtimeMs ?? 0;
+      await host.mkdirp(ws.dir);
+      const tracker = this.trackerFor(ws, host);
+      const newest = tracker?.newestMtimeMs ?? (await host.stat(ws.dir))?.mtimeMs ?? 0;
       return {
         startWorkTime,
         fileUpdateTime: Math.max(state.fileUpdateTime ?? 0, newest),
@@ -266,8 +273,9 @@ export class FileManagerHooks {
     const threadId = threadIdOf(runtime);
     try {
       const ws = this.workspaceFor(threadId);
-      await ws.ensure(this.host);
-      const tracker = this.trackerFor(ws);
+      const host = await this.hostFor(ws);
+      await ws.ensure(host);
+      const tracker = this.trackerFor(ws, host);
       const seen = state._treeFingerprint;
       const treeGone = Boolean(state._treeMessageId) && !hasMessageId(state.messages, state._treeMessageId!);
       const cached = this.treeCache.get(ws.dir);
@@ -282,7 +290,7 @@ export class FileManagerHooks {
         cached.generation === tracker.generation &&
         cached.fingerprint === seen;
       if (unchanged) return undefined;
-      return await this.checkTree(state, ws, tracker, treeGone);
+      return await this.checkTree(state, ws, host, tracker, treeGone);
     } catch (error) {
       this.report(error, "beforeModel", threadId);
       return undefined;
@@ -297,12 +305,38 @@ export class FileManagerHooks {
     const threadId = threadIdOf(request.runtime as FileManagerRuntimeView | undefined);
     const ws = this.workspaceFor(threadId);
     const readOnly = this.readOnly.has(request.toolCall.name);
-    return composeToolCallSteps(this.pipeline, handler)({ request, workspace: ws, readOnly, host: this.host });
+    let host: FileOperations | undefined;
+    try {
+      host = await this.hostFor(ws);
+    } catch (error) {
+      this.report(error, "wrapToolCall", threadId, false);
+      // Only path mapping needs the host here; the tools report the failure themselves.
+      if ((this.options.pathArgs ?? []).length === 0) return composeToolCallSteps(this.pipeline, handler)({ request, workspace: ws, readOnly });
+      return new ToolMessage({
+        content: `Error: ${(error as Error).message}`,
+        tool_call_id: request.toolCall.id ?? "",
+        name: request.toolCall.name,
+        status: "error",
+      });
+    }
+    return composeToolCallSteps(this.pipeline, handler)({ request, workspace: ws, readOnly, host });
   };
 
-  /** The change tracker of a thread's workspace (started lazily; undefined once closed). */
+  /** Where a thread's files are (its environment's file access, or the `fileOps` option). */
+  private hostFor(ws: Workspace): Promise<FileOperations> {
+    return this.environments.fileOpsFor(ws.threadId);
+  }
+
+  /**
+   * The change tracker of a thread's workspace (started lazily; undefined once closed, and with a
+   * per-thread `environment` provider until the thread's first run started it).
+   */
   trackerOf(threadId: string | undefined): ChangeTracker | undefined {
-    return this.trackerFor(this.workspaceFor(threadId));
+    const ws = this.workspaceFor(threadId);
+    const fixed = this.environments.fixedFileOps;
+    // With a per-thread provider the backend is known only inside a run: report started trackers only.
+    if (!fixed && !this.pool.has(ws.dir)) return undefined;
+    return this.trackerFor(ws, fixed);
   }
 
   /** Closes every tracker; afterwards the hooks still work but check the tree on every call. */
@@ -312,14 +346,15 @@ export class FileManagerHooks {
     await this.pool.close();
   }
 
-  private trackerFor(ws: Workspace): ChangeTracker | undefined {
+  private trackerFor(ws: Workspace, host: FileOperations | undefined): ChangeTracker | undefined {
     if (this.closed) return undefined;
-    return this.pool.get(ws.dir);
+    return this.pool.get(ws.dir, host);
   }
 
   private async checkTree(
     state: FileManagerStateView,
     ws: Workspace,
+    host: FileOperations,
     tracker: ChangeTracker | undefined,
     treeGone: boolean,
   ): Promise<FileManagerUpdate> {
@@ -328,7 +363,7 @@ export class FileManagerHooks {
     const wasLive = tracker?.live === true;
     const generation = tracker?.generation ?? 0;
     const tree = this.options.tree ?? {};
-    const text = await renderDirectoryTree(ws.dir, { ...tree, rootLabel: ".", fileOps: this.fileOps });
+    const text = await renderDirectoryTree(ws.dir, { ...tree, rootLabel: ".", fileOps: host });
     const fingerprint = treeFingerprint(text);
     if (tracker && wasLive) this.remember(ws.dir, { tracker, generation, fingerprint });
 

@@ -37,4 +37,4 @@ export * from "../tools/index.js";
 
 // ecosystem: createWorkbench, deepagents backend
 export { createWorkbench, type Workbench, type WorkbenchOptions } from "./workbench.js";
-export { WorkbenchBackend, type WorkbenchBackendOptions } from "./deepagents/backend.js";
+export { WorkbenchBackend, type WorkbenchBackendOptions, type WorkbenchExecuteOptions } from "./deepagents/backend.js";

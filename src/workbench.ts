@@ -17,6 +17,8 @@ import { createBasicTools, type BasicToolsOptions } from "../tools/basic.js";
 import { createFileTools } from "../tools/files.js";
 import type { FileToolOptions } from "../tools/fileToolSupport.js";
 import { createWebTools, type WebToolsOptions } from "../tools/web.js";
+import type { EnvironmentOption } from "./fileops/environment.js";
+import { ENVIRONMENT_OPTION_MESSAGE, environmentBehind, isEnvironmentOption } from "./fileops/threadEnvironment.js";
 import type { FileOperations } from "./fileops/types.js";
 import { resolveRootDir, Workspace } from "./workspace.js";
 
@@ -30,9 +32,18 @@ export interface WorkbenchOptions {
   /**
    * File operations for every part that touches the workspace (the FileManager's tree and change
    * tracking, and the file tools), e.g. `new ShellFileOperations(new SshEnvironment({ … }))` for
-   * workspaces on another host. Default: native local fs. A part's own `fileOps` wins.
+   * workspaces on another host. Default: the environment's file access (native local fs when no
+   * `environment` is given). A part's own `fileOps` wins. With `environment` as well, `fileOps`
+   * wins for file access and the environment still runs `run_command` and search.
    */
   fileOps?: FileOperations;
+  /**
+   * Where each thread's files live and its commands run, for every part (tree and change
+   * tracking, file tools, search_files, run_command): an Environment (`new SshEnvironment({…})`,
+   * `new LocalEnvironment()`, …) or a provider `(threadId) => Environment | Promise<Environment>`
+   * called with the thread id on every use (cache inside it). Default: this machine.
+   */
+  environment?: EnvironmentOption;
   /** Run `run_command` (the shell tool). Default: `WORKBENCH_ENABLE_SHELL=true`, else off. */
   enableShell?: boolean;
   /** FileManager middleware options (tree budget, path rewriting, `pathArgs`, tracker…). */
@@ -72,6 +83,7 @@ const workbenchOptionsSchema = z
     fileOps: z
       .custom<FileOperations>((v) => typeof v === "object" && v !== null && typeof (v as FileOperations).readdir === "function", "fileOps must implement FileOperations")
       .optional(),
+    environment: z.custom<EnvironmentOption>(isEnvironmentOption, ENVIRONMENT_OPTION_MESSAGE).optional(),
     enableShell: z.boolean().optional(),
     fileManager: z.record(z.string(), z.unknown()).optional(),
     fileTools: partOptions,
@@ -86,12 +98,21 @@ export function createWorkbench(options: WorkbenchOptions = {}): Workbench {
   if (!parsed.success) throw new TypeError(`Invalid createWorkbench options: ${z.prettifyError(parsed.error)}`);
   const opts = options ?? {};
   const rootDir = resolveRootDir(opts.rootDir);
-  const shared = opts.fileOps ? { fileOps: opts.fileOps } : {};
+  // A ShellFileOperations given alone names the environment its files are in: commands go there too.
+  const environment = opts.environment ?? environmentBehind(opts.fileOps);
+  const shared = { ...(opts.fileOps ? { fileOps: opts.fileOps } : {}), ...(environment ? { environment } : {}) };
   const fileManager = createFileManagerMiddleware({ ...shared, ...opts.fileManager, rootDir });
   const tools: StructuredTool[] = [];
   if (opts.fileTools !== false) tools.push(...(createFileTools({ ...shared, ...opts.fileTools, rootDir }) as StructuredTool[]));
   if (opts.basicTools !== false) {
-    tools.push(...createBasicTools({ ...opts.basicTools, rootDir, ...(opts.enableShell === undefined ? {} : { enableShell: opts.enableShell }) }));
+    tools.push(
+      ...createBasicTools({
+        ...(environment ? { environment } : {}),
+        ...opts.basicTools,
+        rootDir,
+        ...(opts.enableShell === undefined ? {} : { enableShell: opts.enableShell }),
+      }),
+    );
   }
   if (opts.webTools !== false) tools.push(...createWebTools(opts.webTools ?? {}));
   return {

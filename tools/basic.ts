@@ -1,5 +1,7 @@
 import { tool, type StructuredTool } from "@langchain/core/tools";
 import { z } from "zod";
+import type { EnvironmentOption } from "../src/fileops/environment.js";
+import { ENVIRONMENT_OPTION_MESSAGE, isEnvironmentOption } from "../src/fileops/threadEnvironment.js";
 import { markWorkbenchTool } from "./context.js";
 import { createRunCommandTool, type RunCommandToolOptions } from "./shell.js";
 
@@ -13,7 +15,12 @@ export interface BasicToolsOptions {
    */
   enableShell?: boolean;
   /** `run_command` settings (timeouts, output cap, `allowDangerous`, extra env). */
-  shell?: Omit<RunCommandToolOptions, "rootDir">;
+  shell?: Omit<RunCommandToolOptions, "rootDir" | "environment">;
+  /**
+   * Where `run_command` runs: an Environment, or `(threadId) => Environment` for one per thread.
+   * Default: this machine. Give every part the same (see `createWorkbench({ environment })`).
+   */
+  environment?: EnvironmentOption;
   /** Clock for `get_current_time` (tests). Default `() => new Date()`. */
   now?: () => Date;
 }
@@ -22,6 +29,7 @@ const basicToolsOptionsSchema = z.object({
   rootDir: z.string().min(1).optional(),
   enableShell: z.boolean().optional(),
   shell: z.record(z.string(), z.unknown()).optional(),
+  environment: z.custom<EnvironmentOption>(isEnvironmentOption, ENVIRONMENT_OPTION_MESSAGE).optional(),
   now: z.custom<() => Date>((v) => typeof v === "function", "now must be a function returning a Date").optional(),
 });
 
@@ -45,7 +53,9 @@ export function createBasicTools(options: BasicToolsOptions = {}): StructuredToo
   if (!parsed.success) throw new TypeError(`Invalid createBasicTools options: ${z.prettifyError(parsed.error)}`);
   const tools: StructuredTool[] = [createCurrentTimeTool(options.now)];
   const enableShell = options.enableShell ?? process.env.WORKBENCH_ENABLE_SHELL?.trim().toLowerCase() === "true";
-  if (enableShell) tools.push(createRunCommandTool({ ...options.shell, rootDir: options.rootDir }));
+  if (enableShell) {
+    tools.push(createRunCommandTool({ ...options.shell, rootDir: options.rootDir, ...(options.environment ? { environment: options.environment } : {}) }));
+  }
   return tools;
 }
 

@@ -9,7 +9,9 @@ import { ToolMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import type { z } from "zod";
 import { assertFileOperations } from "../src/changes/localDisk.js";
+import type { EnvironmentOption } from "../src/fileops/environment.js";
 import { LocalFileOperations } from "../src/fileops/local.js";
+import { ENVIRONMENT_OPTION_MESSAGE, isEnvironmentOption, ThreadEnvironments } from "../src/fileops/threadEnvironment.js";
 import { OpenRefusedError, type FileOperations, type OpenGuard } from "../src/fileops/types.js";
 import { accessOpenGuard, contentAccessReason, type AccessPolicy } from "../src/guards/access.js";
 import type { CredentialPattern } from "../src/guards/credentials.js";
@@ -27,8 +29,17 @@ export interface FileToolOptions {
    * directory, and the device, credential and write-deny lists stay in force.
    */
   confine?: boolean;
-  /** Backend for file access (default {@link LocalFileOperations}: native fs, no shell). */
+  /**
+   * Backend for file access (default: the thread environment's, else {@link LocalFileOperations}:
+   * native fs, no shell). Given together with `environment`, `fileOps` wins for file access.
+   */
   fileOps?: FileOperations;
+  /**
+   * Where the thread's files are and its commands run: an Environment, or
+   * `(threadId) => Environment` for one per thread. Its native `fileOps` is used, else a shell
+   * over its `exec`; search_files runs ripgrep inside it when it has one. Default: this machine.
+   */
+  environment?: EnvironmentOption;
   /** Largest read_file answer in characters (default 100,000); larger windows get guidance instead. */
   maxReadChars?: number;
   /** Extra credential-file patterns (globs on the base name, or RegExps on the path). */
@@ -54,7 +65,10 @@ export interface FileToolOptions {
 export interface ResolvedFileToolOptions {
   rootDir: string | undefined;
   confine: boolean;
+  /** File access; per call, {@link threadFileOptions} puts the thread's own here. */
   fileOps: FileOperations;
+  /** Resolves each thread's environment and file access. */
+  environments: ThreadEnvironments;
   maxReadChars: number;
   credentialPatterns: CredentialPattern[];
   redactSecrets: boolean;
@@ -84,6 +98,8 @@ export function resolveFileToolOptions(options: FileToolOptions = {}): ResolvedF
   }
   if (options.confine !== undefined && typeof options.confine !== "boolean") throw new TypeError("confine must be a boolean");
   assertFileOperations(options.fileOps, FILE_TOOL_METHODS);
+  if (options.environment !== undefined && !isEnvironmentOption(options.environment)) throw new TypeError(ENVIRONMENT_OPTION_MESSAGE);
+  const environments = new ThreadEnvironments({ environment: options.environment, fileOps: options.fileOps });
   if (options.homeDir !== undefined && (typeof options.homeDir !== "string" || !path.isAbsolute(options.homeDir))) {
     throw new TypeError("homeDir must be an absolute path");
   }
@@ -93,7 +109,8 @@ export function resolveFileToolOptions(options: FileToolOptions = {}): ResolvedF
   return {
     rootDir: options.rootDir,
     confine: options.confine ?? true,
-    fileOps: options.fileOps ?? sharedLocalOps,
+    fileOps: environments.fixedFileOps ?? sharedLocalOps,
+    environments,
     maxReadChars: positiveInt("maxReadChars", options.maxReadChars, 100_000),
     credentialPatterns: options.credentialPatterns ?? [],
     redactSecrets: options.redactSecrets ?? true,
@@ -101,6 +118,21 @@ export function resolveFileToolOptions(options: FileToolOptions = {}): ResolvedF
     homeDir: options.homeDir ?? os.homedir(),
     allowHardLinks: options.allowHardLinks === true,
   };
+}
+
+/**
+ * The options for one call: `fileOps` becomes the calling thread's (its environment's file
+ * access). Same object when every thread shares one backend. Rejects with a guiding message
+ * when the thread's environment cannot be prepared.
+ */
+export async function threadFileOptions(opts: ResolvedFileToolOptions, config: unknown): Promise<ResolvedFileToolOptions> {
+  if (opts.environments.fixedFileOps) return opts;
+  const ws = workspaceFromConfig(config, opts.rootDir);
+  try {
+    return { ...opts, fileOps: await opts.environments.fileOpsFor(ws.threadId) };
+  } catch (err) {
+    throw new FileToolError((err as Error).message);
+  }
 }
 
 /** An error whose message tells the model how to fix its call. */
@@ -282,8 +314,14 @@ export function defineFileTool<S extends z.ZodObject>(spec: {
 }) {
   const fileTool = tool(
     async (args: z.infer<S>, config: unknown) => {
-      const { payload, isError } = await spec.run(args, config);
-      return fileToolResult(spec.name, config, payload, isError);
+      let outcome: FileToolOutcome;
+      try {
+        outcome = await spec.run(args, config);
+      } catch (err) {
+        // e.g. the thread's environment could not be prepared: an answer, never a crash.
+        outcome = { payload: errorPayload(err, undefined), isError: true };
+      }
+      return fileToolResult(spec.name, config, outcome.payload, outcome.isError);
     },
     { name: spec.name, description: spec.description, schema: spec.schema },
   );
@@ -296,8 +334,9 @@ export function fileToolProbe(tool: unknown): FileToolProbe | undefined {
 }
 
 /** Current mtime of a resolved target, `null` when missing or unresolvable. */
-export async function probeTarget(rawPath: unknown, config: unknown, opts: ResolvedFileToolOptions): Promise<FileToolTarget[]> {
+export async function probeTarget(rawPath: unknown, config: unknown, resolved: ResolvedFileToolOptions): Promise<FileToolTarget[]> {
   try {
+    const opts = await threadFileOptions(resolved, config);
     const target = await resolveFileTarget(rawPath, config, opts);
     const s = await opts.fileOps.stat(target.systemPath).catch(() => null);
     return [{ key: target.systemPath, display: target.display, mtimeMs: s?.type === "file" ? s.mtimeMs : null }];

@@ -18,7 +18,7 @@ export type { FileToolOptions } from "./fileToolSupport.js";
 /** Options of {@link createFileTools}: the shared file-tool options plus search-only settings. */
 export interface FileToolsOptions extends FileToolOptions {
   /** search_files only: engine, ripgrep path, time and size limits (see {@link SearchFilesToolOptions}). */
-  search?: Omit<SearchFilesToolOptions, "rootDir" | "confine" | "credentialPatterns" | "redactSecrets" | "homeDir">;
+  search?: Omit<SearchFilesToolOptions, "rootDir" | "confine" | "credentialPatterns" | "redactSecrets" | "homeDir" | "fileOps" | "environment">;
 }
 
 /** The four file tools, in the order a model usually needs them. */
@@ -26,11 +26,11 @@ export function createFileTools(options: FileToolsOptions = {}) {
   // Validate once, up front: a bad option fails here, not on the first tool call.
   resolveFileToolOptions(options);
   const { search, ...shared } = options;
-  const { rootDir, confine, credentialPatterns, redactSecrets, homeDir } = shared;
+  const { rootDir, confine, credentialPatterns, redactSecrets, homeDir, fileOps, environment } = shared;
   return [
     markWorkbenchTool(createReadFileTool(shared)),
     markWorkbenchTool(createWriteFileTool(shared)),
     markWorkbenchTool(createPatchTool(shared)),
-    markWorkbenchTool(createSearchFilesTool({ ...search, rootDir, confine, credentialPatterns, redactSecrets, homeDir })),
+    markWorkbenchTool(createSearchFilesTool({ ...search, rootDir, confine, credentialPatterns, redactSecrets, homeDir, fileOps, environment })),
   ];
 }

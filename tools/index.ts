@@ -3,11 +3,15 @@
 export { createBasicTools, createCurrentTimeTool, formatCurrentTime, type BasicToolsOptions } from "./basic.js";
 export {
   createRunCommandTool,
+  defaultCommandEnvironment,
   isDangerousCommand,
+  runAgentCommand,
   runShellCommand,
   scrubEnv,
   DEFAULT_COMMAND_TIMEOUT_SECONDS,
   DEFAULT_MAX_OUTPUT_CHARS,
+  type AgentCommandResult,
+  type AgentCommandSettings,
   type RunCommandToolOptions,
   type RunShellCommandOptions,
   type ShellCommandResult,

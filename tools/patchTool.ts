@@ -22,6 +22,7 @@ import {
   recheckAfterRead,
   resolveFileTarget,
   resolveFileToolOptions,
+  threadFileOptions,
   type FileTarget,
   type FileToolOptions,
   type FileToolTarget,
@@ -286,7 +287,13 @@ export function createPatchTool(options: FileToolOptions = {}) {
       'mode "patch": a V4A multi-file patch (Update/Add/Delete/Move File), checked completely before anything is written — all or nothing. ' +
       "Returns JSON with a unified diff. Several matches → the locations; no match → the closest regions.",
     schema: patchSchema,
-    run: (args, config) => patchCore(args, config, opts),
-    probe: { kind: "write", targets: (args, config) => patchProbeTargets(args, config, opts) },
+    run: async (args, config) => patchCore(args, config, await threadFileOptions(opts, config)),
+    probe: {
+      kind: "write",
+      targets: async (args, config) => {
+        const threadOpts = await threadFileOptions(opts, config).catch(() => undefined);
+        return threadOpts ? patchProbeTargets(args, config, threadOpts) : [];
+      },
+    },
   });
 }

@@ -23,6 +23,7 @@ import {
   defineFileTool,
   resolveFileTarget,
   resolveFileToolOptions,
+  threadFileOptions,
   type FileTarget,
   type FileToolOptions,
   type ResolvedFileToolOptions,
@@ -311,7 +312,7 @@ export function createReadFileTool(options: FileToolOptions = {}) {
       `"total_lines", "file_size", "truncated" and a "hint" telling the offset to continue with. Reads ${READ_DEFAULT_LIMIT} lines by default (limit up to ${READ_MAX_LIMIT}); ` +
       "for long files read further windows with offset instead of re-reading. Binary files, devices, credential files (.env, keys) are refused; secrets are shown masked as «redacted…».",
     schema: readFileSchema,
-    run: (args, config) => readFileCore(args, config, opts),
+    run: async (args, config) => readFileCore(args, config, await threadFileOptions(opts, config)),
     probe: {
       kind: "read",
       window: (args) => {

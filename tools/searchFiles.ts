@@ -1,20 +1,22 @@
 /**
- * search_files: content search (regex) or file-name search (glob) inside the thread workspace.
- * ripgrep when `rg` is installed, otherwise the JS engine (src/search/fallback.ts), which gives
+ * search_files: content search (regex) or file-name search (glob) inside the thread workspace,
+ * wherever the thread's environment keeps it (src/search/engine.ts): ripgrep when `rg` runs
+ * there, otherwise the JS engine (src/search/fallback.ts), which gives
  * the same answers on ordinary patterns (see its note on the regex dialect). Answers are JSON,
  * errors included; credential files (by the access policy, src/guards/access.ts) are never
  * searched and never counted; match text is redacted.
  */
 import { tool } from "@langchain/core/tools";
-import { realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import { contentAccessReason, type AccessPolicy } from "../src/guards/access.js";
 import { redactSecrets } from "../src/guards/redact.js";
-import { runJsSearch } from "../src/search/fallback.js";
+import type { Environment } from "../src/fileops/environment.js";
+import { isLocalFileOperations } from "../src/fileops/locality.js";
+import type { FileOperations } from "../src/fileops/types.js";
+import { runSearch } from "../src/search/engine.js";
 import { dropHardLinkedResults, verifyReportedLines } from "../src/search/refused.js";
 import { shapeResults } from "../src/search/results.js";
-import { detectRipgrep, runRipgrep } from "../src/search/ripgrep.js";
 import type { SearchOutcome, SearchRequest } from "../src/search/types.js";
 import type { Workspace } from "../src/workspace.js";
 import { markWorkbenchTool } from "./context.js";
@@ -25,7 +27,9 @@ import {
   fileToolResult,
   resolveFileTarget,
   resolveFileToolOptions,
+  threadFileOptions,
   type FileToolOptions,
+  type ResolvedFileToolOptions,
 } from "./fileToolSupport.js";
 
 export const SEARCH_DEFAULT_LIMIT = 50;
@@ -33,8 +37,12 @@ export const SEARCH_MAX_LIMIT = 500;
 export const SEARCH_MAX_CONTEXT = 10;
 
 /** Options of {@link createSearchFilesTool}. */
-export interface SearchFilesToolOptions extends Pick<FileToolOptions, "rootDir" | "confine" | "credentialPatterns" | "redactSecrets" | "homeDir" | "allowHardLinks"> {
-  /** `"auto"` (default): ripgrep when `rg` runs, else JS; `"ripgrep"` or `"js"` to force one. */
+export interface SearchFilesToolOptions
+  extends Pick<FileToolOptions, "rootDir" | "confine" | "credentialPatterns" | "redactSecrets" | "homeDir" | "allowHardLinks" | "fileOps" | "environment"> {
+  /**
+   * `"auto"` (default): ripgrep when `rg` runs where the thread's files are (this machine, or
+   * inside the thread's environment), else JS; `"ripgrep"` or `"js"` to force one.
+   */
   engine?: "auto" | "ripgrep" | "js";
   /** ripgrep executable (default `rg` from PATH). */
   ripgrepPath?: string;
@@ -102,6 +110,8 @@ export function createSearchFilesTool(options: SearchFilesToolOptions = {}) {
     redactSecrets: options.redactSecrets,
     homeDir: options.homeDir,
     allowHardLinks: options.allowHardLinks,
+    fileOps: options.fileOps,
+    environment: options.environment,
   });
   const engine = options.engine ?? "auto";
   if (!["auto", "ripgrep", "js"].includes(engine)) throw new TypeError('engine must be "auto", "ripgrep" or "js"');
@@ -112,14 +122,15 @@ export function createSearchFilesTool(options: SearchFilesToolOptions = {}) {
     maxLineChars: positive("maxLineChars", options.maxLineChars, 500),
   };
 
-  async function run(req: SearchRequest): Promise<SearchOutcome> {
-    if (engine === "js") return runJsSearch(req);
-    const rg = options.ripgrepPath ?? (await detectRipgrep());
-    if (rg === undefined) {
-      if (engine === "ripgrep") return { engine: "ripgrep", lines: [], files: [], counts: [], complete: true, error: "ripgrep (rg) is not installed" };
-      return runJsSearch(req);
-    }
-    return runRipgrep(req, rg);
+  /** The thread's file access, and the environment next to those files when one can run rg there. */
+  async function searchPlace(threadOpts: ResolvedFileToolOptions, threadId: string): Promise<{ fileOps: FileOperations; environment?: Environment }> {
+    const fileOps = threadOpts.fileOps;
+    if (isLocalFileOperations(fileOps) || fileOpts.environments.environment === undefined) return { fileOps };
+    return { fileOps, environment: await fileOpts.environments.environmentFor(threadId) };
+  }
+
+  async function run(req: SearchRequest, place: { fileOps: FileOperations; environment?: Environment }): Promise<SearchOutcome> {
+    return runSearch(req, { engine, ...(options.ripgrepPath ? { ripgrepPath: options.ripgrepPath } : {}), ...place });
   }
 
   async function searchFiles(args: SearchFilesArgs, config: unknown): Promise<{ payload: Record<string, unknown>; isError: boolean }> {
@@ -134,17 +145,20 @@ export function createSearchFilesTool(options: SearchFilesToolOptions = {}) {
       const limit = Math.min(args.limit ?? SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT);
       const offset = args.offset ?? 0;
       const context = mode === "content" ? Math.min(args.context ?? 0, SEARCH_MAX_CONTEXT) : 0;
-      const resolved = await resolveFileTarget(args.path ?? ".", config, fileOpts);
+      const threadOpts = await threadFileOptions(fileOpts, config);
+      const resolved = await resolveFileTarget(args.path ?? ".", config, threadOpts);
       ws = resolved.ws;
       display = resolved.display;
-      const s = await stat(resolved.systemPath).catch(() => null);
-      if (!s || (!s.isFile() && !s.isDirectory())) {
+      const place = await searchPlace(threadOpts, resolved.ws.threadId);
+      const s = await threadOpts.fileOps.stat(resolved.systemPath).catch(() => null);
+      if (!s || (s.type !== "file" && s.type !== "directory")) {
         throw new FileToolError(`Path "${display}" does not exist (or is not a file or directory). Use "." to search the whole workspace.`);
       }
       // The path itself is decided on what it really is: `README.txt -> .env` is a credential file.
       const policy = accessPolicyFor(resolved, fileOpts);
-      const real = await realpath(resolved.systemPath).catch(() => resolved.systemPath);
-      const pathReason = target === "content" && s.isFile() ? contentAccessReason(real, policy) : undefined;
+      const local = isLocalFileOperations(threadOpts.fileOps);
+      const real = await threadOpts.fileOps.realpath(resolved.systemPath).catch(() => resolved.systemPath);
+      const pathReason = target === "content" && s.type === "file" ? contentAccessReason(real, policy) : undefined;
       if (pathReason) throw new FileToolError(`"${display}" ${pathReason}`);
       const byName: AccessPolicy = { ...policy, workspaceDir: resolved.ws.dir };
       const outcome = await run({
@@ -159,8 +173,10 @@ export function createSearchFilesTool(options: SearchFilesToolOptions = {}) {
         timeoutMs: limits.timeoutMs,
         maxOutputBytes: limits.maxOutputBytes,
         exclude: (p) => contentAccessReason(p, byName) !== undefined,
-      });
-      if (target === "content") {
+      }, place);
+      // The descriptor-level re-checks read this machine's disk: only for local files (remote
+      // backends were checked by path after each read in the walk).
+      if (target === "content" && local) {
         await dropHardLinkedResults(outcome, policy);
         // Verified against the workspace's real path, or (open mode, outside it) the searched path's.
         const insideWs = resolved.ws.toAgentPath(resolved.systemPath) !== resolved.systemPath;

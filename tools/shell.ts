@@ -1,8 +1,12 @@
-import { spawn } from "node:child_process";
-import { mkdir } from "node:fs/promises";
 import { StringDecoder } from "node:string_decoder";
 import { tool, type StructuredTool } from "@langchain/core/tools";
 import { z } from "zod";
+import type { Environment, EnvironmentOption } from "../src/fileops/environment.js";
+import { shellQuote } from "../src/fileops/quote.js";
+import { defaultLocalEnvironment, isEnvironmentOption, isLocalEnvironment, ThreadEnvironments, ENVIRONMENT_OPTION_MESSAGE } from "../src/fileops/threadEnvironment.js";
+import type { FileOperations } from "../src/fileops/types.js";
+import { redactSecrets } from "../src/guards/redact.js";
+import type { Workspace } from "../src/workspace.js";
 import { isDangerousCommand } from "./dangerousCommands.js";
 import { markWorkbenchTool, workspaceFromConfig } from "./context.js";
 
@@ -12,10 +16,6 @@ export { isDangerousCommand } from "./dangerousCommands.js";
 export const DEFAULT_COMMAND_TIMEOUT_SECONDS = 60;
 /** Default cap on the characters of output returned to the model. */
 export const DEFAULT_MAX_OUTPUT_CHARS = 30_000;
-/** After SIGTERM, how long the process group gets before SIGKILL. */
-const KILL_GRACE_MS = 2_000;
-/** After the shell exits, how long to wait for background children still holding the pipes. */
-const PIPE_DRAIN_MS = 250;
 
 /** Names that look like credentials (`OPENAI_API_KEY`, `GITHUB_TOKEN`, `DB_PASSWORD`, `SSH_AUTH_SOCK`…). */
 const SECRET_NAME = /API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|PRIVATE_?KEY|ACCESS_?KEY|_KEY$|^KEY$|AUTH/i;
@@ -105,95 +105,140 @@ export interface ShellCommandResult {
   output: string;
   /** Exit code, or `null` when the shell was killed by a signal. */
   exitCode: number | null;
-  /** The signal that ended the shell, if any. */
+  /** The signal that ended the shell, if any (`null` when unknown). */
   signal: NodeJS.Signals | null;
   timedOut: boolean;
   aborted: boolean;
   /** Characters produced in total (more than `output.length` when capped). */
   totalChars: number;
+  /** The environment could not run the command at all (spawn or connection failure, told in `output`). */
+  notStarted?: boolean;
 }
 
 /**
- * Runs `command` with `bash -c` in its own process group (so a timeout kills every descendant,
- * not only the shell), stdin closed, output captured with a memory bound. Never rejects on the
- * command's behalf: spawn failures are reported in `output` with exit code `null`.
+ * Runs `command` in `environment` with stdin closed, streaming its output into a head-and-tail
+ * buffer (memory stays O(maxOutputChars) whatever the command prints). Never rejects on the
+ * command's behalf: a failure to start is reported in `output` with exit code `null`.
+ */
+export async function execCapped(
+  environment: Environment,
+  command: string,
+  options: { cwd: string; timeoutMs: number; maxOutputChars: number; env?: Record<string, string>; signal?: AbortSignal },
+): Promise<ShellCommandResult> {
+  const buffer = new HeadTailBuffer(options.maxOutputChars);
+  const decoders = { stdout: new StringDecoder("utf8"), stderr: new StringDecoder("utf8") };
+  let streamed = false;
+  try {
+    const result = await environment.exec(command, {
+      cwd: options.cwd,
+      timeoutMs: options.timeoutMs,
+      ...(options.env ? { env: options.env } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+      onOutput: (chunk, stream) => {
+        streamed = true;
+        buffer.push(decoders[stream].write(chunk));
+      },
+    });
+    buffer.push(decoders.stdout.end() + decoders.stderr.end());
+    // An environment that ignores onOutput still answers with buffered output.
+    if (!streamed) buffer.push(result.stdout.toString("utf8") + result.stderr);
+    const aborted = result.aborted === true || (options.signal?.aborted === true && !result.timedOut);
+    return {
+      output: buffer.toString(),
+      exitCode: result.exitCode >= 0 && !result.timedOut && !aborted ? result.exitCode : null,
+      signal: null,
+      timedOut: result.timedOut,
+      aborted,
+      totalChars: buffer.total,
+    };
+  } catch (err) {
+    buffer.push(`Could not run the command: ${(err as Error)?.message ?? String(err)}`);
+    return { output: buffer.toString(), exitCode: null, signal: null, timedOut: false, aborted: false, totalChars: buffer.total, notStarted: true };
+  }
+}
+
+/**
+ * Runs `command` with `bash -c` on this machine ({@link LocalEnvironment}: own process group,
+ * so a timeout kills every descendant, not only the shell), stdin closed, output captured with a
+ * memory bound. Never rejects on the command's behalf.
  */
 export function runShellCommand(command: string, options: RunShellCommandOptions): Promise<ShellCommandResult> {
-  return new Promise((resolve) => {
-    const buffer = new HeadTailBuffer(options.maxOutputChars);
-    let timedOut = false;
-    let aborted = false;
-    let settled = false;
-    let killTimer: NodeJS.Timeout | undefined;
-    let drainTimer: NodeJS.Timeout | undefined;
-    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  return execCapped(defaultLocalEnvironment(), command, options);
+}
 
-    const child = spawn("bash", ["-c", command], {
-      cwd: options.cwd,
-      env: options.env,
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
-      windowsHide: true,
-    });
+/**
+ * Where commands run when no `environment` is configured: this machine, unsandboxed. The one
+ * place to change when a different default (e.g. a sandbox) is chosen.
+ */
+export function defaultCommandEnvironment(_ws: Workspace): Environment {
+  return defaultLocalEnvironment();
+}
 
-    const killGroup = (sig: NodeJS.Signals) => {
-      if (child.pid === undefined) return;
-      try {
-        process.kill(-child.pid, sig);
-      } catch {
-        // Group already gone.
-      }
-    };
-    const stop = () => {
-      killGroup("SIGTERM");
-      killTimer ??= setTimeout(() => killGroup("SIGKILL"), KILL_GRACE_MS);
-    };
-    const onAbort = () => {
-      aborted = true;
-      stop();
-    };
-    const timeout = setTimeout(() => {
-      timedOut = true;
-      stop();
-    }, options.timeoutMs);
-    options.signal?.addEventListener("abort", onAbort, { once: true });
-    if (options.signal?.aborted) onAbort();
+/** Settings of {@link runAgentCommand}. */
+export interface AgentCommandSettings {
+  /** Where the command runs. */
+  environment: Environment;
+  /** The thread's file access (creates the thread directory where the command runs). */
+  fileOps: FileOperations;
+  /** The thread's workspace: the command's working directory; its paths are rewritten in the output. */
+  workspace: Workspace;
+  timeoutMs: number;
+  maxOutputChars: number;
+  /** Run commands the danger screen flags (only behind human approval). */
+  allowDangerous?: boolean;
+  /** Variables passed on purpose, added after scrubbing. */
+  env?: Record<string, string>;
+  signal?: AbortSignal;
+  /** Mask secrets in the output (default true). */
+  redact?: boolean;
+}
 
-    const decoders = [new StringDecoder("utf8"), new StringDecoder("utf8")] as const;
-    child.stdout.on("data", (b: Buffer) => buffer.push(decoders[0].write(b)));
-    child.stderr.on("data", (b: Buffer) => buffer.push(decoders[1].write(b)));
+/** What {@link runAgentCommand} answers. */
+export type AgentCommandResult =
+  | { refused: string }
+  | (ShellCommandResult & { refused?: undefined; truncated: boolean });
 
-    const finish = () => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timeout);
-      clearTimeout(killTimer);
-      clearTimeout(drainTimer);
-      options.signal?.removeEventListener("abort", onAbort);
-      child.stdout.destroy();
-      child.stderr.destroy();
-      buffer.push(decoders[0].end() + decoders[1].end());
-      resolve({
-        output: buffer.toString(),
-        exitCode: exit?.code ?? null,
-        signal: exit?.signal ?? null,
-        timedOut,
-        aborted,
-        totalChars: buffer.total,
-      });
-    };
+/** Variables every agent command gets: no pager, no credential prompt. */
+const AGENT_COMMAND_VARIABLES = { PAGER: "cat", GIT_PAGER: "cat", GIT_TERMINAL_PROMPT: "0" };
 
-    child.once("error", (err) => {
-      buffer.push(`Could not start bash: ${err.message}`);
-      finish();
-    });
-    child.once("exit", (code, signal) => {
-      exit = { code, signal };
-      // Background children may keep the pipes open; do not wait for them indefinitely.
-      drainTimer = setTimeout(finish, PIPE_DRAIN_MS);
-    });
-    child.once("close", finish);
+/**
+ * One agent command line in a thread's environment, as `run_command` and WorkbenchBackend's
+ * `execute` both run it: danger screen → thread directory created (through the environment's
+ * file access) → exec with cwd = the thread directory, scrubbed variables, timeout, abort and a
+ * bounded head-and-tail capture → secrets masked → host paths rewritten to workspace paths.
+ */
+export async function runAgentCommand(command: string, settings: AgentCommandSettings): Promise<AgentCommandResult> {
+  if (!settings.allowDangerous) {
+    const reason = isDangerousCommand(command);
+    if (reason) {
+      return {
+        refused: `command refused because ${reason}. It is outside what this workspace tool may do; work on files inside the workspace instead. If this is really needed, ask the user to run it.`,
+      };
+    }
+  }
+  const ws = settings.workspace;
+  await ws.ensure(settings.fileOps);
+  // ensure() is memoised; the directory may have been deleted since.
+  await settings.fileOps.mkdirp(ws.dir);
+  const extra = { ...AGENT_COMMAND_VARIABLES, ...settings.env };
+  let line = command;
+  let env: Record<string, string> | undefined;
+  if (isLocalEnvironment(settings.environment)) {
+    env = { ...scrubEnv(process.env), PWD: ws.dir, ...extra };
+  } else {
+    // A remote host or container keeps its own PATH and HOME: only the chosen variables are set,
+    // on the first line so the command's own line numbers stay the same.
+    line = `export ${Object.entries(extra).map(([k, v]) => `${k}=${shellQuote(v)}`).join(" ")}; ${command}`;
+  }
+  const result = await execCapped(settings.environment, line, {
+    cwd: ws.dir,
+    timeoutMs: settings.timeoutMs,
+    maxOutputChars: settings.maxOutputChars,
+    ...(env ? { env } : {}),
+    ...(settings.signal ? { signal: settings.signal } : {}),
   });
+  const masked = settings.redact === false ? result.output : redactSecrets(result.output);
+  return { ...result, output: ws.rewrite(masked), truncated: result.totalChars > result.output.length };
 }
 
 /** Options of the `run_command` tool. */
@@ -214,10 +259,19 @@ export interface RunCommandToolOptions {
   allowDangerous?: boolean;
   /** Extra variables for the child, added after scrubbing (so they are passed on purpose). */
   env?: Record<string, string>;
+  /**
+   * Where commands run: an Environment for every thread, or `(threadId) => Environment` for one
+   * per thread (see `createWorkbench`). Default: this machine ({@link defaultCommandEnvironment}).
+   */
+  environment?: EnvironmentOption;
+  /** File access used to create the thread directory (default: the environment's own). */
+  fileOps?: FileOperations;
 }
 
 const runCommandOptionsSchema = z.object({
   rootDir: z.string().min(1).optional(),
+  environment: z.custom<EnvironmentOption>(isEnvironmentOption, ENVIRONMENT_OPTION_MESSAGE).optional(),
+  fileOps: z.custom<FileOperations>((v) => typeof v === "object" && v !== null && typeof (v as FileOperations).mkdirp === "function", "fileOps must implement FileOperations").optional(),
   defaultTimeoutSeconds: z.number().positive().max(86_400).optional(),
   maxTimeoutSeconds: z.number().positive().max(86_400).optional(),
   maxOutputChars: z.number().int().min(200).optional(),
@@ -252,6 +306,7 @@ export function createRunCommandTool(options: RunCommandToolOptions = {}): Struc
   const maxTimeout = opts.maxTimeoutSeconds ?? 600;
   const defaultTimeout = Math.min(opts.defaultTimeoutSeconds ?? DEFAULT_COMMAND_TIMEOUT_SECONDS, maxTimeout);
   const maxOutputChars = opts.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
+  const environments = new ThreadEnvironments({ environment: opts.environment });
 
   const runCommand = tool(
     async ({ command, timeout }, config) => {
@@ -262,25 +317,21 @@ export function createRunCommandTool(options: RunCommandToolOptions = {}): Struc
       if (!Number.isFinite(seconds) || seconds <= 0 || seconds > maxTimeout) {
         return `Error: timeout must be between 1 and ${maxTimeout} seconds (got ${String(timeout)}). Omit it for the default of ${defaultTimeout} s.`;
       }
-      if (!opts.allowDangerous) {
-        const reason = isDangerousCommand(command);
-        if (reason) {
-          return `Error: command refused because ${reason}. It is outside what this workspace tool may do; work on files inside the workspace instead. If this is really needed, ask the user to run it.`;
-        }
-      }
       try {
         const ws = workspaceFromConfig(config, opts.rootDir);
-        await ws.ensure();
-        await mkdir(ws.dir, { recursive: true });
-        const env = { ...scrubEnv(process.env), PWD: ws.dir, PAGER: "cat", GIT_PAGER: "cat", GIT_TERMINAL_PROMPT: "0", ...opts.env };
-        const result = await runShellCommand(command, {
-          cwd: ws.dir,
-          env,
+        const environment = opts.environment === undefined ? defaultCommandEnvironment(ws) : await environments.environmentFor(ws.threadId);
+        const result = await runAgentCommand(command, {
+          environment,
+          fileOps: opts.fileOps ?? (await environments.fileOpsFor(ws.threadId)),
+          workspace: ws,
           timeoutMs: Math.round(seconds * 1000),
           maxOutputChars,
+          allowDangerous: opts.allowDangerous,
+          env: opts.env,
           signal: config?.signal,
         });
-        return ws.rewrite(formatResult(result, seconds));
+        if (result.refused !== undefined) return `Error: ${result.refused}`;
+        return formatResult(result, seconds);
       } catch (err) {
         return `Error: could not run the command: ${(err as Error)?.message ?? String(err)}`;
       }
@@ -303,6 +354,7 @@ function formatResult(r: ShellCommandResult, seconds: number): string {
   if (r.timedOut) status = `[timed out after ${seconds} s: the command and its child processes were killed. Pass a larger timeout or run less at once]`;
   else if (r.aborted) status = "[cancelled: the run was aborted and the command was killed]";
   else if (r.exitCode !== null) status = `[exit code ${r.exitCode}]`;
+  else if (r.notStarted) status = "[the command could not be started]";
   else status = `[killed by signal ${r.signal ?? "unknown"}]`;
   return `${body}\n${status}`;
 }

@@ -24,6 +24,7 @@ import {
   defineFileTool,
   resolveFileTarget,
   resolveFileToolOptions,
+  threadFileOptions,
   type FileTarget,
   type FileToolOptions,
   type ResolvedFileToolOptions,
@@ -176,7 +177,7 @@ export function createWriteFileTool(options: FileToolOptions = {}) {
       'Send the full plain content — never read_file\'s "N|" gutters or «redacted…» markers. For a small change to an existing file prefer patch. ' +
       "Returns JSON with bytes_written and dirs_created.",
     schema: writeFileSchema,
-    run: (args, config) => writeFileCore(args, config, opts),
+    run: async (args, config) => writeFileCore(args, config, await threadFileOptions(opts, config)),
     probe: { kind: "write", targets: (args, config) => probeTarget((args as { path?: unknown })?.path, config, opts) },
   });
 }

@@ -1,3 +1,4 @@
+import { isLocalFileOperations } from "../fileops/locality.js";
 import type { FileOperations } from "../fileops/types.js";
 
 /**
@@ -8,7 +9,7 @@ import type { FileOperations } from "../fileops/types.js";
  * tracking polls it.
  */
 export function isLocalDisk(ops: Pick<FileOperations, "kind"> | undefined): boolean {
-  return ops === undefined || ops.kind === "local";
+  return isLocalFileOperations(ops);
 }
 
 /** What the tree, the trackers and the workspace call on a {@link FileOperations}. */

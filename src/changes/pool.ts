@@ -69,9 +69,10 @@ export class TrackerPool {
   /**
    * The tracker of `dir`, created and started in the background on first use (check `live`
    * before trusting `generation`). Marks it most recently used and resets its idle timer.
-   * Throws once the pool is closed.
+   * `fileOps`: where `dir` lives, for a pool serving several environments (default: the pool's
+   * `fileOps`); a tracker keeps the backend it was created with. Throws once the pool is closed.
    */
-  get(dir: string): ChangeTracker {
+  get(dir: string, fileOps?: FileOperations): ChangeTracker {
     if (this.closed) throw new Error("TrackerPool is closed; create a new pool to track directories again");
     if (typeof dir !== "string" || dir === "") throw new TypeError("dir must be a non-empty path string");
     const key = path.resolve(dir);
@@ -82,7 +83,7 @@ export class TrackerPool {
       slot.idle.refresh();
       return slot.tracker;
     }
-    const tracker = createChangeTracker(key, this.trackerFactoryOptions());
+    const tracker = createChangeTracker(key, { ...this.trackerFactoryOptions(), ...(fileOps ? { fileOps } : {}) });
     tracker.start().catch((err: unknown) => report(
       { ignoreNames: [], onError: this.trackerOptions.onError ?? (() => undefined) },
       err,

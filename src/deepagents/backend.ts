@@ -21,6 +21,7 @@ import type {
   LsResult,
   ReadRawResult,
   ReadResult,
+  ExecuteResponse,
   WriteResult,
 } from "deepagents";
 import { binaryFileMessage, hasBinaryExtension, sniffBinary, SNIFF_BYTES } from "../guards/binary.js";
@@ -28,7 +29,8 @@ import { accessOpenGuard, contentAccessReason, looksLikeDedupStub, writeAccessRe
 import type { CredentialPattern } from "../guards/credentials.js";
 import { devicePathReason, nonRegularFileReason } from "../guards/devices.js";
 import { containsRedactionMarker, redactSecrets } from "../guards/redact.js";
-import { LocalFileOperations } from "../fileops/local.js";
+import type { EnvironmentOption } from "../fileops/environment.js";
+import { isLocalFileOperations, ThreadEnvironments } from "../fileops/threadEnvironment.js";
 import { runJsSearch } from "../search/fallback.js";
 import { detectRipgrep, runRipgrep } from "../search/ripgrep.js";
 import type { SearchOutcome, SearchRequest } from "../search/types.js";
@@ -37,6 +39,7 @@ import { OpenRefusedError, type FileOperations, type OpenGuard } from "../fileop
 import { dropHardLinkedResults, verifyReportedLines } from "../search/refused.js";
 import { resolveRootDir, Workspace, WorkspacePathError } from "../workspace.js";
 import { threadIdFromConfig } from "../../tools/context.js";
+import { DEFAULT_COMMAND_TIMEOUT_SECONDS, DEFAULT_MAX_OUTPUT_CHARS, runAgentCommand } from "../../tools/shell.js";
 import { globMatcher } from "./glob.js";
 
 /** Options of {@link WorkbenchBackend}. */
@@ -48,8 +51,23 @@ export interface WorkbenchBackendOptions {
    * it serves (`configurable.thread_id`), so one backend instance serves every thread.
    */
   threadId?: string;
-  /** File operations (default: native local fs). Shell/SSH implementations work too. */
+  /**
+   * File operations (default: the environment's file access, else native local fs). Given with
+   * `environment`, `fileOps` wins for file access and the environment runs `execute`.
+   */
   fileOps?: FileOperations;
+  /**
+   * Where each thread's files are and its commands run: an Environment, or
+   * `(threadId) => Environment` for one per thread. Default: this machine.
+   */
+  environment?: EnvironmentOption;
+  /**
+   * Implement deepagents' sandbox protocol (`execute` + `id`), so createDeepAgent adds its
+   * `execute` tool, run in the thread's environment exactly as `run_command` runs (danger screen,
+   * scrubbed variables, timeout, output cap, secret masking, workspace paths). Default false:
+   * a shell reaches beyond the file guards; enable it deliberately.
+   */
+  execute?: boolean | WorkbenchExecuteOptions;
   /** Extra credential-file patterns (globs on the base name, or RegExps on the path). */
   credentialPatterns?: readonly CredentialPattern[];
   /** Redact secrets in read and grep output (default true). */
@@ -68,6 +86,18 @@ export interface WorkbenchBackendOptions {
   allowHardLinks?: boolean;
 }
 
+/** Settings of {@link WorkbenchBackend}'s `execute`. */
+export interface WorkbenchExecuteOptions {
+  /** Seconds before a command and its children are killed (default 60). */
+  timeoutSeconds?: number;
+  /** Output cap in characters, head and tail kept (default 30,000). */
+  maxOutputChars?: number;
+  /** Run commands the danger screen refuses (only behind human approval). Default false. */
+  allowDangerous?: boolean;
+  /** Variables passed on purpose, added after scrubbing. */
+  env?: Record<string, string>;
+}
+
 const DEFAULTS = {
   maxReadChars: 100_000,
   maxLineChars: 2_000,
@@ -80,6 +110,8 @@ const EMPTY_FILE_NOTE = "System reminder: File exists but has empty contents";
 
 interface Target {
   ws: Workspace;
+  /** The thread's file access. */
+  ops: FileOperations;
   /** The agent path as deepagents shows it: `/`-rooted at the workspace. */
   shown: string;
   system: string;
@@ -95,7 +127,7 @@ function positiveInt(name: string, value: number | undefined, fallback: number):
 export class WorkbenchBackend implements BackendProtocolV2 {
   private readonly rootDir: string;
   private readonly threadId: string | undefined;
-  private readonly ops: FileOperations;
+  private readonly environments: ThreadEnvironments;
   private readonly credentialPatterns: readonly CredentialPattern[];
   private readonly redact: boolean;
   private readonly maxReadChars: number;
@@ -111,7 +143,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
     if (typeof options !== "object" || options === null) throw new TypeError("WorkbenchBackend: options must be an object");
     this.rootDir = resolveRootDir(options.rootDir);
     this.threadId = options.threadId;
-    this.ops = options.fileOps ?? new LocalFileOperations();
+    this.environments = new ThreadEnvironments({ environment: options.environment, fileOps: options.fileOps });
     this.credentialPatterns = options.credentialPatterns ?? [];
     this.redact = options.redact ?? true;
     this.maxReadChars = positiveInt("maxReadChars", options.maxReadChars, DEFAULTS.maxReadChars);
@@ -120,6 +152,55 @@ export class WorkbenchBackend implements BackendProtocolV2 {
     this.maxGrepFileBytes = positiveInt("maxGrepFileBytes", options.maxGrepFileBytes, DEFAULTS.maxGrepFileBytes);
     this.skipDirs = new Set(options.skipDirs ?? DEFAULTS.skipDirs);
     this.allowHardLinks = options.allowHardLinks === true;
+    if (options.execute) this.enableExecute(options.execute === true ? {} : options.execute);
+  }
+
+  /**
+   * deepagents' sandbox protocol, present only with the `execute` option (deepagents detects a
+   * sandbox by these two members): runs `command` in the calling thread's environment with cwd =
+   * its workspace, exactly as `run_command` does.
+   */
+  declare readonly execute?: (command: string) => Promise<ExecuteResponse>;
+  /** Sandbox id for deepagents (`"workbench"`), present only with the `execute` option. */
+  declare readonly id?: string;
+
+  private enableExecute(options: WorkbenchExecuteOptions): void {
+    if (typeof options !== "object" || options === null) throw new TypeError("WorkbenchBackend: execute must be true or an options object");
+    const seconds = options.timeoutSeconds ?? DEFAULT_COMMAND_TIMEOUT_SECONDS;
+    if (!(Number.isFinite(seconds) && seconds > 0)) throw new TypeError("WorkbenchBackend: execute.timeoutSeconds must be a positive number");
+    const maxOutputChars = positiveInt("execute.maxOutputChars", options.maxOutputChars, DEFAULT_MAX_OUTPUT_CHARS);
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- fallback for a detached call
+    const owner = this;
+    // A function, not an arrow: `this` is the backend it is called on (a forThread() pin).
+    const execute = async function (this: WorkbenchBackend | undefined, command: string): Promise<ExecuteResponse> {
+      const self = this instanceof WorkbenchBackend ? this : owner;
+      if (typeof command !== "string" || command.trim() === "") {
+        return { output: "Error: command is empty. Pass a shell command line, e.g. `ls -la`.", exitCode: null, truncated: false };
+      }
+      let ws: Workspace | undefined;
+      try {
+        ws = self.workspace();
+        const result = await runAgentCommand(command, {
+          environment: await self.environments.environmentFor(ws.threadId),
+          fileOps: await self.environments.fileOpsFor(ws.threadId),
+          workspace: ws,
+          timeoutMs: Math.round(seconds * 1000),
+          maxOutputChars,
+          allowDangerous: options.allowDangerous,
+          env: options.env,
+          redact: self.redact,
+        });
+        if (result.refused !== undefined) return { output: `Error: ${result.refused}`, exitCode: null, truncated: false };
+        let output = result.output;
+        if (result.timedOut) output += `\n[timed out after ${seconds} s: the command and its child processes were killed]`;
+        return { output, exitCode: result.exitCode, truncated: result.truncated };
+      } catch (err) {
+        const message = `Error: could not run the command: ${err instanceof Error ? err.message : String(err)}`;
+        return { output: ws ? ws.rewrite(message) : message, exitCode: null, truncated: false };
+      }
+    };
+    Object.defineProperty(this, "execute", { value: execute, enumerable: true });
+    Object.defineProperty(this, "id", { value: "workbench", enumerable: true });
   }
 
   /**
@@ -147,14 +228,14 @@ export class WorkbenchBackend implements BackendProtocolV2 {
   /** Lists a directory (not recursive): `/`-rooted paths, directories with a trailing `/`, sizes and mtimes. */
   async ls(dirPath: string): Promise<LsResult> {
     return this.guarded(dirPath || "/", async (t) => {
-      const s = await this.ops.stat(t.system);
+      const s = await t.ops.stat(t.system);
       if (!s) return { error: `Directory '${t.shown}' not found. Call ls("/") to see the workspace.` };
       if (s.type !== "directory") return { error: `'${t.shown}' is a file, not a directory. Use read_file to read it.` };
-      const entries = (await this.ops.readdir(t.system)).sort((a, b) => a.name.localeCompare(b.name));
+      const entries = (await t.ops.readdir(t.system)).sort((a, b) => a.name.localeCompare(b.name));
       const files = await Promise.all(
         entries.map(async (e): Promise<FileInfo> => {
           const child = joinSystem(t.system, e.name);
-          const cs = await this.io(() => this.ops.lstat(child).catch(() => null));
+          const cs = await this.io(() => t.ops.lstat(child).catch(() => null));
           const isDir = e.type === "directory";
           return {
             path: this.shownPath(t.ws, child) + (isDir ? "/" : ""),
@@ -179,12 +260,12 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       const start = Math.max(0, Math.floor(Number.isFinite(offset) ? offset : 0));
       const count = Math.max(1, Math.floor(Number.isFinite(limit) && limit > 0 ? limit : 500));
       const guard = this.openGuard("read", t);
-      const window = await this.ops.readLines(t.system, { offset: start + 1, limit: count, maxLineChars: this.maxLineChars }, guard);
+      const window = await t.ops.readLines(t.system, { offset: start + 1, limit: count, maxLineChars: this.maxLineChars }, guard);
       const changed = await this.recheckAfterRead(t);
       if (changed) return { error: changed };
       if (window.lines.length === 0) {
         if (start === 0) return { content: EMPTY_FILE_NOTE, mimeType: "text/plain" };
-        const total = window.totalLines ?? (await this.ops.countLines(t.system, guard));
+        const total = window.totalLines ?? (await t.ops.countLines(t.system, guard));
         return { error: `Line offset ${start} is past the end of '${t.shown}' (${total} lines). Use an offset below ${total}.` };
       }
       const cut = new Set(window.cutLines);
@@ -201,8 +282,8 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       const text = lines.join("\n");
       // Counting streams the rest of the file: worth it for the "of T lines" hint on ordinary
       // files, not for a window at the top of a multi-GB log (totalLines is optional in deepagents).
-      const size = (await this.ops.stat(t.system))?.size ?? Number.POSITIVE_INFINITY;
-      const totalLines = window.totalLines ?? (size <= COUNT_LINES_MAX_BYTES ? await this.ops.countLines(t.system, guard) : undefined);
+      const size = (await t.ops.stat(t.system))?.size ?? Number.POSITIVE_INFINITY;
+      const totalLines = window.totalLines ?? (size <= COUNT_LINES_MAX_BYTES ? await t.ops.countLines(t.system, guard) : undefined);
       const endLine = start + lines.length;
       const more = capped || window.hasMore || (totalLines !== undefined && endLine < totalLines);
       return {
@@ -221,11 +302,11 @@ export class WorkbenchBackend implements BackendProtocolV2 {
     return this.guarded(filePath, async (t) => {
       const refused = await this.refuseRead(t);
       if (refused) return { error: refused };
-      const s = (await this.ops.stat(t.system))!;
+      const s = (await t.ops.stat(t.system))!;
       if (s.size > this.maxReadChars * 4) {
         return { error: `'${t.shown}' is ${s.size} bytes, too large to load whole. Use read_file with offset and limit.` };
       }
-      const text = await this.ops.readText(t.system, this.openGuard("read", t));
+      const text = await t.ops.readText(t.system, this.openGuard("read", t));
       const changed = await this.recheckAfterRead(t);
       if (changed) return { error: changed };
       const stamp = new Date(s.mtimeMs).toISOString();
@@ -245,11 +326,11 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       const refused = await this.refuseWrite(t, content);
       if (refused) return { error: refused };
       return withPathLock(t.system, async () => {
-        const existing = await this.ops.lstat(t.system);
+        const existing = await t.ops.lstat(t.system);
         if (existing) {
           return { error: `'${t.shown}' already exists. Use edit_file to change it, or read it first and write a new path.` };
         }
-        await this.ops.writeAtomic(t.system, content, this.openGuard("write", t));
+        await t.ops.writeAtomic(t.system, content, this.openGuard("write", t));
         return { path: t.shown, filesUpdate: null };
       });
     });
@@ -268,14 +349,14 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       }
       if (oldString === "") return { error: "old_string is empty. Pass the exact text to replace (read the file first)." };
       return withPathLock(t.system, async () => {
-        const before = await this.ops.readText(t.system, this.openGuard("read", t));
+        const before = await t.ops.readText(t.system, this.openGuard("read", t));
         const occurrences = before.split(oldString).length - 1;
         if (occurrences === 0) return { error: `String not found in '${t.shown}'. Read the file and copy the exact text, whitespace included.` };
         if (occurrences > 1 && !replaceAll) {
           return { error: `String appears ${occurrences} times in '${t.shown}'. Add surrounding lines to make it unique, or set replace_all.` };
         }
         const after = replaceAll ? before.split(oldString).join(newString) : before.replace(oldString, () => newString);
-        await this.ops.writeAtomic(t.system, after, this.openGuard("write", t));
+        await t.ops.writeAtomic(t.system, after, this.openGuard("write", t));
         return { path: t.shown, filesUpdate: null, occurrences: replaceAll ? occurrences : 1 };
       });
     });
@@ -284,12 +365,12 @@ export class WorkbenchBackend implements BackendProtocolV2 {
   /** Deletes one file (not a directory). */
   async delete(filePath: string): Promise<DeleteResult> {
     return this.guarded(filePath, async (t) => {
-      const s = await this.ops.lstat(t.system);
+      const s = await t.ops.lstat(t.system);
       if (!s) return { error: `'${t.shown}' not found.` };
       if (s.type === "directory") return { error: `'${t.shown}' is a directory; delete its files one by one.` };
       const denied = writeAccessReason(t.system, { ...this.policy(t.ws), workspaceDir: t.ws.dir });
       if (denied) return { error: `'${t.shown}' ${denied}` };
-      await this.ops.remove(t.system, this.openGuard("write", t));
+      await t.ops.remove(t.system, this.openGuard("write", t));
       return { path: t.shown, filesUpdate: null };
     });
   }
@@ -304,7 +385,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       const matches = globMatcher(pattern);
       const listed = await this.listFiles(t);
       const hits = listed.files.filter((f) => matches(f.rel));
-      const stats = await Promise.all(hits.map((f) => this.io(() => this.ops.stat(f.system).catch(() => null))));
+      const stats = await Promise.all(hits.map((f) => this.io(() => t.ops.stat(f.system).catch(() => null))));
       const files: FileInfo[] = hits.map((f, i) => ({
         path: this.shownPath(t.ws, f.system),
         is_dir: false,
@@ -324,7 +405,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
   async grep(pattern: string, basePath?: string | null, glob?: string | null, maxCount?: number | null): Promise<GrepResult> {
     return this.guarded(basePath || "/", async (t) => {
       if (typeof pattern !== "string" || pattern === "") return { error: "pattern must be non-empty literal text to search for." };
-      const s = await this.ops.stat(t.system);
+      const s = await t.ops.stat(t.system);
       if (!s) return { error: `Path '${t.shown}' not found. Use "/" to search the whole workspace.` };
       if (s.type === "file") {
         // The path itself is judged on what it really is: `README.txt -> .env` is a credential file.
@@ -332,7 +413,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
         if (refused) return { error: refused };
       }
       const cap = maxCount && maxCount > 0 ? Math.min(Math.floor(maxCount), MAX_GREP_MATCHES) : MAX_GREP_MATCHES;
-      const found = this.ops.kind === "local" ? await this.grepWithEngine(t, pattern, glob ?? undefined, cap) : await this.grepByWalking(t, s.type === "file", pattern, glob ?? undefined, cap);
+      const found = isLocalFileOperations(t.ops) ? await this.grepWithEngine(t, pattern, glob ?? undefined, cap) : await this.grepByWalking(t, s.type === "file", pattern, glob ?? undefined, cap);
       const matches = found.matches.slice(0, cap).map((m) => {
         const line = m.text.length > this.maxLineChars ? `${m.text.slice(0, this.maxLineChars)}... [truncated]` : m.text;
         return { path: this.shownPath(t.ws, m.path), line: m.line, text: this.redact ? redactSecrets(line) : line };
@@ -356,8 +437,9 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       const device = devicePathReason(agentPath.trim());
       if (device) return { error: device } as R;
       ws = this.workspace();
-      const system = await ws.resolve(agentPath, this.ops);
-      return await fn({ ws, system, shown: this.shownPath(ws, system) });
+      const ops = await this.environments.fileOpsFor(ws.threadId);
+      const system = await ws.resolve(agentPath, ops);
+      return await fn({ ws, ops, system, shown: this.shownPath(ws, system) });
     } catch (err) {
       const message =
         err instanceof WorkspacePathError ? err.message : err instanceof OpenRefusedError ? `'${agentPath}' ${err.reason}` : describeFsError(err, agentPath);
@@ -371,16 +453,16 @@ export class WorkbenchBackend implements BackendProtocolV2 {
     const named = contentAccessReason(t.system, { ...policy, workspaceDir: t.ws.dir });
     if (named) return `'${t.shown}' ${named}`;
     if (hasBinaryExtension(t.system)) return binaryFileMessage(t.shown, "extension");
-    const s = await this.ops.stat(t.system);
+    const s = await t.ops.stat(t.system);
     if (!s) return await this.notFound(t);
     const nonRegular = nonRegularFileReason(t.shown, s);
     if (nonRegular) return nonRegular;
     // What the name leads to: `README.txt -> .env` is the credential file it points at.
-    const real = await this.ops.realpath(t.system).catch(() => t.system);
+    const real = await t.ops.realpath(t.system).catch(() => t.system);
     const denied = contentAccessReason(real, policy);
     if (denied) return `'${t.shown}' ${denied}`;
     if (hasBinaryExtension(real)) return binaryFileMessage(t.shown, "extension");
-    if (s.size > 0 && sniffBinary(await this.ops.readBytes(t.system, 0, SNIFF_BYTES, this.openGuard("read", t)))) return binaryFileMessage(t.shown, "content");
+    if (s.size > 0 && sniffBinary(await t.ops.readBytes(t.system, 0, SNIFF_BYTES, this.openGuard("read", t)))) return binaryFileMessage(t.shown, "content");
     return undefined;
   }
 
@@ -389,8 +471,8 @@ export class WorkbenchBackend implements BackendProtocolV2 {
    * after the read (local reads were verified on the descriptor and skip this).
    */
   private async recheckAfterRead(t: Target): Promise<string | undefined> {
-    if (this.ops.kind === "local") return undefined;
-    const real = await this.ops.realpath(t.system).catch(() => undefined);
+    if (isLocalFileOperations(t.ops)) return undefined;
+    const real = await t.ops.realpath(t.system).catch(() => undefined);
     const reason = real === undefined ? "was moved or removed while it was being read. Try again." : contentAccessReason(real, this.policy(t.ws));
     return reason ? `'${t.shown}' ${reason}` : undefined;
   }
@@ -409,7 +491,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
     const rel = t.ws.toAgentPath(t.system);
     if (rel === ".") return "The path names the workspace directory itself; add a file name.";
     const policy = this.policy(t.ws);
-    const real = await realTarget(this.ops, t.system);
+    const real = await realTarget(t.ops, t.system);
     const denied = writeAccessReason(t.system, { ...policy, workspaceDir: t.ws.dir }) ?? writeAccessReason(real, policy);
     if (denied) return `'${t.shown}' ${denied}`;
     if (looksLikeDedupStub(content)) {
@@ -424,7 +506,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
   private async notFound(t: Target): Promise<string> {
     const dir = t.system.slice(0, t.system.lastIndexOf("/")) || "/";
     const base = t.system.slice(t.system.lastIndexOf("/") + 1).toLowerCase();
-    const siblings = await this.ops.readdir(dir).catch(() => []);
+    const siblings = await t.ops.readdir(dir).catch(() => []);
     const similar = siblings
       .map((e) => e.name)
       .filter((n) => {
@@ -439,7 +521,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
   /** Files under the target (the target itself when it is a file), paths relative to it. */
   private async listFiles(t: Target): Promise<{ files: { system: string; rel: string }[]; truncated: boolean }> {
     const files: { system: string; rel: string }[] = [];
-    if (this.ops.kind === "local") {
+    if (isLocalFileOperations(t.ops)) {
       const outcome = await this.searchEngine({
         target: "files",
         pattern: "*",
@@ -455,7 +537,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       for (const system of outcome.files) files.push({ system, rel: relativeTo(t.system, system) });
       return { files, truncated: !outcome.complete };
     }
-    const truncated = await this.walk(t.system, async (system, rel) => {
+    const truncated = await this.walk(t, t.system, async (system, rel) => {
       files.push({ system, rel });
     });
     return { files, truncated };
@@ -497,10 +579,10 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       // Credential files (by name, and by where a link leads) are skipped silently: never counted.
       if (contentAccessReason(system, { ...policy, workspaceDir: t.ws.dir }) || contentAccessReason(real, policy)) return;
       if (hasBinaryExtension(rel)) return;
-      const s = await this.ops.stat(system).catch(() => null);
+      const s = await t.ops.stat(system).catch(() => null);
       if (!s || s.type !== "file" || s.size > this.maxGrepFileBytes) return;
-      if (sniffBinary(await this.ops.readBytes(system, 0, SNIFF_BYTES, guard))) return;
-      const text = await this.ops.readText(system, guard);
+      if (sniffBinary(await t.ops.readBytes(system, 0, SNIFF_BYTES, guard))) return;
+      const text = await t.ops.readText(system, guard);
       if (!text.includes(literal)) return;
       const lines = text.split(/\r?\n/);
       for (let i = 0; i < lines.length; i++) {
@@ -509,8 +591,8 @@ export class WorkbenchBackend implements BackendProtocolV2 {
         if (raw.matches.length > cap) return true;
       }
     };
-    const realTop = isFile ? await this.ops.realpath(t.system).catch(() => t.system) : t.system;
-    raw.truncated = isFile ? (await visit(t.system, relativeTo(t.ws.dir, t.system), realTop)) === true : await this.walk(t.system, visit);
+    const realTop = isFile ? await t.ops.realpath(t.system).catch(() => t.system) : t.system;
+    raw.truncated = isFile ? (await visit(t.system, relativeTo(t.ws.dir, t.system), realTop)) === true : await this.walk(t, t.system, visit);
     return raw;
   }
 
@@ -524,12 +606,12 @@ export class WorkbenchBackend implements BackendProtocolV2 {
    * symlink (never followed into directories). Unreadable directories are skipped, not fatal.
    * Returns true when the walk stopped early (file cap, or `visit` returned true).
    */
-  private async walk(dir: string, visit: (system: string, rel: string, real?: string) => Promise<boolean | void>): Promise<boolean> {
+  private async walk(t: Target, dir: string, visit: (system: string, rel: string, real?: string) => Promise<boolean | void>): Promise<boolean> {
     const queue: [string, string][] = [[dir, ""]];
     let seen = 0;
     while (queue.length > 0) {
       const [current, rel] = queue.shift()!;
-      const entries = await this.ops.readdir(current).catch(() => []);
+      const entries = await t.ops.readdir(current).catch(() => []);
       entries.sort((a, b) => a.name.localeCompare(b.name));
       for (const e of entries) {
         const childRel = rel ? `${rel}/${e.name}` : e.name;
@@ -542,9 +624,8 @@ export class WorkbenchBackend implements BackendProtocolV2 {
         let real = child;
         if (e.type === "symlink") {
           // A symlink may point out of the workspace: only follow it when its target is inside.
-          const target = await this.ops.realpath(child).catch(() => undefined);
-          const ws = this.workspace();
-          if (!target || ws.toAgentPath(target) === target) continue;
+          const target = await t.ops.realpath(child).catch(() => undefined);
+          if (!target || t.ws.toAgentPath(target) === target) continue;
           real = target;
         }
         if (++seen > this.maxWalkFiles) return true;

@@ -3,7 +3,17 @@
 // LocalFileOperations (native fs) lives in ./local.ts.
 export { ShellFileOperations, needsPolling, type ShellFileOperationsOptions } from "./shell.js";
 export type { Environment, EnvironmentOption, EnvironmentProvider, ExecOptions, ExecResult } from "./environment.js";
-export { LocalShellEnvironment, type LocalShellEnvironmentOptions } from "./localShell.js";
+export { LocalShellEnvironment, LocalEnvironment, type LocalShellEnvironmentOptions, type LocalEnvironmentOptions } from "./localShell.js";
+export {
+  ThreadEnvironments,
+  EnvironmentUnavailableError,
+  defaultLocalEnvironment,
+  environmentFor,
+  fileOperationsOf,
+  isLocalEnvironment,
+  isLocalFileOperations,
+  type ThreadEnvironmentOptions,
+} from "./threadEnvironment.js";
 export { SshEnvironment, hostKeyMatcher, type SshEnvironmentOptions } from "./ssh.js";
 export { SftpFileOperations, type SftpFileOperationsOptions, type SftpSource } from "./sftp.js";
 export { DockerEnvironment, type DockerEnvironmentOptions } from "./docker.js";

@@ -1,6 +1,7 @@
 import { constants as osConstants } from "node:os";
 import path from "node:path";
 import type { Environment, ExecResult } from "./environment.js";
+import { isLocalFileOperations } from "./locality.js";
 import { withArgs } from "./quote.js";
 import type { DirEntry, EntryType, FileOperations, FileStat } from "./types.js";
 
@@ -235,11 +236,12 @@ echo "$c"`;
 }
 
 /**
- * True for backends whose changes cannot be watched natively (every shell backend and SFTP: the
- * files live behind SSH, in a container, or behind a shell), so change tracking must poll them.
+ * True for backends whose changes cannot be watched natively (every backend but the local disk:
+ * the files live behind SSH, in a container, or behind a shell), so change tracking must poll
+ * them. Decided by {@link isLocalFileOperations}.
  */
 export function needsPolling(ops: Pick<FileOperations, "kind">): boolean {
-  return ops.kind.startsWith("shell:") || ops.kind === "sftp";
+  return !isLocalFileOperations(ops);
 }
 
 // `wb_probe PATH [-L]` checks that the path exists and turns a failure into a marked errno code

@@ -85,9 +85,18 @@ export class SshEnvironment implements Environment {
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
     checkExecOptions(options);
     if (typeof command !== "string") throw new TypeError("command must be a string");
-    const line = options.cwd === undefined ? command : `cd -- ${shellQuote(options.cwd)} || exit 1\n${command}`;
+    // `env` is applied with `export` on top of the login environment: the server's own PATH and
+    // HOME stay (this process's values mean nothing there).
+    const exports = Object.entries(options.env ?? {}).map(([name, value]) => {
+      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new TypeError(`exec option env: invalid variable name ${JSON.stringify(name)}`);
+      return `export ${name}=${shellQuote(value)}\n`;
+    });
+    const cd = options.cwd === undefined ? "" : `cd -- ${shellQuote(options.cwd)} || exit 1\n`;
+    const line = exports.length === 0 && cd === "" ? command : `${exports.join("")}${cd}${command}`;
     const timeoutMs = options.timeoutMs ?? this.defaultTimeoutMs;
-    return this.limit(() => this.run(line, options.stdin, timeoutMs));
+    const stream = { signal: options.signal, onOutput: options.onOutput };
+    if (options.signal?.aborted) return { stdout: Buffer.alloc(0), stderr: "", exitCode: -1, timedOut: false, aborted: true };
+    return this.limit(() => this.run(line, options.stdin, timeoutMs, stream));
   }
 
   /**
@@ -149,12 +158,12 @@ export class SshEnvironment implements Environment {
     client?.end();
   }
 
-  private async run(command: string, stdin: string | Buffer | undefined, timeoutMs: number): Promise<ExecResult> {
+  private async run(command: string, stdin: string | Buffer | undefined, timeoutMs: number, stream: Streaming): Promise<ExecResult> {
     let client = await this.connect();
     let reconnected = false;
     for (let attempt = 1; ; attempt++) {
       try {
-        return await runOn(client, command, stdin, timeoutMs);
+        return await runOn(client, command, stdin, timeoutMs, stream);
       } catch (error) {
         // Only failures before the command started are retried: running it twice is never safe.
         if (!(error instanceof ChannelOpenError)) throw error;
@@ -279,14 +288,17 @@ class ChannelOpenError extends Error {
   }
 }
 
-function runOn(client: Client, command: string, stdin: string | Buffer | undefined, timeoutMs: number): Promise<ExecResult> {
+/** The streaming parts of the exec options. */
+type Streaming = Pick<ExecOptions, "signal" | "onOutput">;
+
+function runOn(client: Client, command: string, stdin: string | Buffer | undefined, timeoutMs: number, stream: Streaming): Promise<ExecResult> {
   return new Promise((resolve, reject) => {
     try {
       client.exec(command, (error, channel) => {
         if (error) reject(new ChannelOpenError(error));
         // Listeners go on synchronously: the exit status may arrive in the same TCP read as the
         // exec confirmation, and an `exit` event emitted before a listener exists is lost.
-        else collect(channel, stdin, timeoutMs).then(resolve, reject);
+        else collect(channel, stdin, timeoutMs, stream).then(resolve, reject);
       });
     } catch (error) {
       reject(new ChannelOpenError(error as Error));
@@ -294,24 +306,28 @@ function runOn(client: Client, command: string, stdin: string | Buffer | undefin
   });
 }
 
-function collect(channel: ClientChannel, stdin: string | Buffer | undefined, timeoutMs: number): Promise<ExecResult> {
+function collect(channel: ClientChannel, stdin: string | Buffer | undefined, timeoutMs: number, stream: Streaming): Promise<ExecResult> {
   return new Promise((resolve, reject) => {
     const stdout: Buffer[] = [];
     const stderr: Buffer[] = [];
+    const { signal, onOutput } = stream;
     let exitCode: number | undefined;
     let settled = false;
+    let aborted = false;
     const finish = (timedOut: boolean) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
       resolve({
         stdout: Buffer.concat(stdout),
         stderr: Buffer.concat(stderr).toString("utf8"),
-        exitCode: timedOut ? -1 : (exitCode ?? -1),
+        exitCode: timedOut || aborted ? -1 : (exitCode ?? -1),
         timedOut,
+        ...(aborted ? { aborted } : {}),
       });
     };
-    const timer = setTimeout(() => {
+    const kill = () => {
       // OpenSSH delivers the signal to the session's shell only; children that keep the pipes
       // open would hold the channel, so the caller is answered now instead of at channel close.
       try {
@@ -320,10 +336,19 @@ function collect(channel: ClientChannel, stdin: string | Buffer | undefined, tim
         // The server may not support signals.
       }
       channel.close();
+    };
+    const timer = setTimeout(() => {
+      kill();
       finish(true);
     }, timeoutMs);
-    channel.on("data", (chunk: Buffer) => stdout.push(chunk));
-    channel.stderr.on("data", (chunk: Buffer) => stderr.push(chunk));
+    const onAbort = () => {
+      aborted = true;
+      kill();
+      finish(false);
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+    channel.on("data", (chunk: Buffer) => (onOutput ? onOutput(chunk, "stdout") : stdout.push(chunk)));
+    channel.stderr.on("data", (chunk: Buffer) => (onOutput ? onOutput(chunk, "stderr") : stderr.push(chunk)));
     channel.on("exit", (code: number | null) => {
       exitCode = typeof code === "number" ? code : -1;
     });
@@ -332,6 +357,7 @@ function collect(channel: ClientChannel, stdin: string | Buffer | undefined, tim
       if (exitCode === undefined && !settled) {
         settled = true;
         clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
         reject(Object.assign(new Error("SSH connection closed before the command finished"), { code: "ECONNRESET" }));
         return;
       }

@@ -36,8 +36,46 @@ export function compileSearchPattern(pattern: string): RegExp | string {
   }
 }
 
+/**
+ * The file access the walk uses: this machine's fs by default, or an environment's
+ * FileOperations (see src/search/engine.ts) when the files live elsewhere.
+ */
+export interface WalkFiles {
+  stat(p: string): Promise<{ size: number; isFile(): boolean; isDirectory(): boolean }>;
+  realpath(p: string): Promise<string>;
+  readdir(p: string): Promise<Array<Pick<Dirent, "name" | "isFile" | "isDirectory" | "isSymbolicLink">>>;
+  /** A `.gitignore`'s text; `undefined` when missing or not a regular file (a link may point outside). */
+  readIgnoreFile(p: string): Promise<string | undefined>;
+  /**
+   * The bytes of a file to search, or `undefined` to skip it (not a regular file, over
+   * {@link FALLBACK_MAX_FILE_BYTES}). What is read must be inside `within` (verified after the open
+   * where the backend can); `explicit` is the searched path itself, which may be a link.
+   */
+  readContent(p: string, where: { explicit: boolean; within: string }): Promise<Buffer | undefined>;
+}
+
+const LOCAL_FILES: WalkFiles = {
+  stat: (p) => stat(p),
+  realpath: (p) => realpath(p),
+  readdir: (p) => readdir(p, { withFileTypes: true }),
+  readIgnoreFile: async (p) => ((await lstat(p).then((s) => s.isFile(), () => false)) ? readFile(p, "utf8").catch(() => undefined) : undefined),
+  async readContent(file, { explicit, within }) {
+    // Open, then verify what was opened: a file swapped for a link after the directory was
+    // read is not followed (O_NOFOLLOW), and a swapped parent directory is caught by the
+    // descriptor check. The explicit search path may itself be a link inside the workspace.
+    const flags = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (explicit ? 0 : (constants.O_NOFOLLOW ?? 0));
+    const fh = await openChecked(file, flags, { within });
+    try {
+      const s = await fh.stat();
+      return !s.isFile() || s.size > FALLBACK_MAX_FILE_BYTES ? undefined : await fh.readFile();
+    } finally {
+      await fh.close();
+    }
+  },
+};
+
 /** Runs the search in-process. Never rejects: failures come back in `error`. */
-export async function runJsSearch(req: SearchRequest): Promise<SearchOutcome> {
+export async function runJsSearch(req: SearchRequest, files: WalkFiles = LOCAL_FILES): Promise<SearchOutcome> {
   const out = emptyOutcome("js");
   const regex = req.target === "content" ? compileSearchPattern(req.pattern) : undefined;
   if (typeof regex === "string") return { ...out, error: regex };
@@ -45,9 +83,9 @@ export async function runJsSearch(req: SearchRequest): Promise<SearchOutcome> {
   // Files read must stay under the searched tree's real root: the workspace, or (open mode) the searched path.
   const relSearch = relativePath(req.cwd, req.searchPath);
   const rootOf = relSearch.startsWith("../") || relSearch === ".." || path.isAbsolute(relSearch) ? req.searchPath : req.cwd;
-  const state = new Walk(req, out, deadline, regex, await realpath(rootOf).catch(() => rootOf));
+  const state = new Walk(req, out, deadline, regex, files, await files.realpath(rootOf).catch(() => rootOf));
   try {
-    const s = await stat(req.searchPath);
+    const s = await files.stat(req.searchPath);
     if (s.isFile()) await state.visitFile(req.searchPath, true);
     else if (s.isDirectory()) await state.walk(req.searchPath, await state.initialLayers());
   } catch (err) {
@@ -69,6 +107,7 @@ class Walk {
     private readonly out: SearchOutcome,
     private readonly deadline: number,
     private readonly regex: RegExp | undefined,
+    private readonly files: WalkFiles,
     /** Real path of the searched root (the workspace): every file read is verified to be inside it once opened. */
     private readonly realCwd: string,
   ) {
@@ -84,10 +123,8 @@ class Walk {
     const parts = rel === "" ? [] : rel.split("/");
     for (let i = 0; i < parts.length; i++) {
       const base = parts.slice(0, i).join("/");
-      const file = path.join(this.req.cwd, base, ".gitignore");
       // A symlinked .gitignore is never read (its target may be outside), as in walk().
-      const regular = await lstat(file).then((s) => s.isFile(), () => false);
-      const text = regular ? await readFile(file, "utf8").catch(() => undefined) : undefined;
+      const text = await this.files.readIgnoreFile(path.join(this.req.cwd, base, ".gitignore"));
       if (text !== undefined) layers.push(ignoreLayer(base, text));
     }
     return layers;
@@ -95,15 +132,15 @@ class Walk {
 
   async walk(dir: string, parentLayers: IgnoreLayer[]): Promise<void> {
     if (this.stopped()) return;
-    let entries: Dirent[];
+    let entries: Awaited<ReturnType<WalkFiles["readdir"]>>;
     try {
-      entries = await this.io(() => readdir(dir, { withFileTypes: true }));
+      entries = await this.io(() => this.files.readdir(dir));
     } catch {
       return; // unreadable directory: skipped, like ripgrep (which only warns)
     }
     let layers = parentLayers;
     if (entries.some((e) => e.name === ".gitignore" && e.isFile())) {
-      const text = await this.io(() => readFile(path.join(dir, ".gitignore"), "utf8")).catch(() => "");
+      const text = (await this.io(() => this.files.readIgnoreFile(path.join(dir, ".gitignore"))).catch(() => undefined)) ?? "";
       layers = [...parentLayers, ignoreLayer(this.rel(dir), text)];
     }
     const work: Promise<void>[] = [];
@@ -132,17 +169,7 @@ class Walk {
     let buf: Buffer;
     try {
       const read = await this.io(async () => {
-        // Open, then verify what was opened: a file swapped for a link after the directory was
-        // read is not followed (O_NOFOLLOW), and a swapped parent directory is caught by the
-        // descriptor check. The explicit search path may itself be a link inside the workspace.
-        const flags = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (explicit ? 0 : (constants.O_NOFOLLOW ?? 0));
-        const fh = await openChecked(file, flags, { within: this.realCwd });
-        try {
-          const s = await fh.stat();
-          return !s.isFile() || s.size > FALLBACK_MAX_FILE_BYTES ? undefined : await fh.readFile();
-        } finally {
-          await fh.close();
-        }
+        return this.files.readContent(file, { explicit, within: this.realCwd });
       });
       if (read === undefined) return;
       buf = read;

@@ -5,6 +5,10 @@
 import { spawn } from "node:child_process";
 import { lstat, realpath } from "node:fs/promises";
 import path from "node:path";
+import { StringDecoder } from "node:string_decoder";
+import type { Environment } from "../fileops/environment.js";
+import { shellQuoteAll } from "../fileops/quote.js";
+import type { FileOperations } from "../fileops/types.js";
 import { globMatcher, relativePath } from "./globs.js";
 import { emptyOutcome, type SearchOutcome, type SearchRequest } from "./types.js";
 
@@ -51,10 +55,75 @@ export function ripgrepArgs(req: SearchRequest, workspaceIgnore?: string): strin
   return ["--json", ...flags, ...context, "--", req.pattern, target];
 }
 
-/** Runs ripgrep for `req`. Never rejects: failures come back in `error`. */
-export async function runRipgrep(req: SearchRequest, binary = "rg"): Promise<SearchOutcome> {
+/** Where ripgrep runs when not as a local process: inside an Environment (SSH host, container). */
+export interface RipgrepVia {
+  environment: Environment;
+  /** The environment's file access (to look for the workspace's .gitignore). */
+  fileOps: Pick<FileOperations, "lstat" | "realpath">;
+}
+
+/** A started ripgrep: its output arrives through the handlers given to {@link launch}. */
+interface Launched {
+  kill(): void;
+}
+
+interface LaunchHandlers {
+  stdout(chunk: string): void;
+  stderr(chunk: string): void;
+  error(err: Error): void;
+  close(code: number | null): void;
+}
+
+/** Starts `binary args…` in `cwd`: a local child process, or `exec` inside `via.environment`. */
+function launch(binary: string, args: string[], cwd: string, timeoutMs: number, via: RipgrepVia | undefined, on: LaunchHandlers): Launched {
+  if (!via) {
+    const child = spawn(binary, args, { cwd, stdio: ["ignore", "pipe", "pipe"], windowsHide: true });
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", on.stdout);
+    child.stderr.setEncoding("utf8");
+    child.stderr.on("data", on.stderr);
+    child.on("error", on.error);
+    child.on("close", on.close);
+    return { kill: () => child.kill("SIGKILL") };
+  }
+  const abort = new AbortController();
+  const decoders = { stdout: new StringDecoder("utf8"), stderr: new StringDecoder("utf8") };
+  let streamed = false;
+  // Started on a later tick: handlers never run before the caller has the Launched handle.
+  Promise.resolve()
+    .then(() =>
+      via.environment.exec(shellQuoteAll([binary, ...args]), {
+        cwd,
+        // A little past the engine's own timer, which stops the search first and answers.
+        timeoutMs: timeoutMs + KILL_GRACE_MS,
+        signal: abort.signal,
+        onOutput: (chunk, stream) => {
+          streamed = true;
+          on[stream](decoders[stream].write(chunk));
+        },
+      }),
+    )
+    .then(
+      (result) => {
+        if (!streamed) {
+          // An environment that ignores onOutput answers with buffered output.
+          on.stdout(result.stdout.toString("utf8"));
+          on.stderr(result.stderr);
+        }
+        on.close(result.exitCode >= 0 ? result.exitCode : null);
+      },
+      (err: Error) => on.error(err),
+    );
+  return { kill: () => abort.abort() };
+}
+
+/**
+ * Runs ripgrep for `req`, as a local process or inside `via.environment` (paths are the same
+ * strings there). Never rejects: failures come back in `error`.
+ */
+export async function runRipgrep(req: SearchRequest, binary = "rg", via?: RipgrepVia): Promise<SearchOutcome> {
   const ignoreFile = path.join(req.cwd, ".gitignore");
-  const ignore = await workspaceIgnoreState(req.cwd, ignoreFile);
+  const ignore = await workspaceIgnoreState(req.cwd, ignoreFile, via?.fileOps ?? LOCAL_IGNORE_FS);
   const args = ripgrepArgs(req, ignore === "file" && req.searchPath !== req.cwd ? ignoreFile : undefined);
   // A planted `.gitignore -> /outside/file` is never read as rules: .gitignore handling is off for this search.
   if (ignore === "foreign") args.splice(args.indexOf("--"), 0, "--no-ignore-vcs");
@@ -66,7 +135,6 @@ export async function runRipgrep(req: SearchRequest, binary = "rg"): Promise<Sea
       settled = true;
       resolveOnce(o);
     };
-    const child = spawn(binary, args, { cwd: req.cwd, stdio: ["ignore", "pipe", "pipe"], windowsHide: true });
     let bytes = 0;
     let pending = "";
     let stderr = "";
@@ -76,7 +144,7 @@ export async function runRipgrep(req: SearchRequest, binary = "rg"): Promise<Sea
       stopped = true;
       out.complete = false;
       out.stopReason = reason;
-      child.kill("SIGKILL");
+      child.kill();
       // A grandchild holding the pipe (a wrapper script) must not delay the answer.
       setTimeout(() => resolve(out), KILL_GRACE_MS).unref();
     };
@@ -104,8 +172,7 @@ export async function runRipgrep(req: SearchRequest, binary = "rg"): Promise<Sea
         stop("limit");
       }
     };
-    child.stdout.setEncoding("utf8");
-    child.stdout.on("data", (chunk: string) => {
+    const onStdout = (chunk: string) => {
       if (stopped) return;
       bytes += Buffer.byteLength(chunk);
       if (bytes > req.maxOutputBytes) return stop("output");
@@ -116,16 +183,8 @@ export async function runRipgrep(req: SearchRequest, binary = "rg"): Promise<Sea
       const parts = (pending + chunk).split(separator);
       pending = parts.pop()!;
       for (const p of parts) take(p);
-    });
-    child.stderr.setEncoding("utf8");
-    child.stderr.on("data", (chunk: string) => {
-      if (stderr.length < 8192) stderr += chunk;
-    });
-    child.on("error", (err) => {
-      clearTimeout(timer);
-      resolve({ ...out, error: `ripgrep could not be started: ${err.message}` });
-    });
-    child.on("close", (code) => {
+    };
+    const onClose = (code: number | null) => {
       clearTimeout(timer);
       if (!stopped) take(pending);
       // 0: matches, 1: none; 2: an error — with results it is a per-file problem (permission…).
@@ -134,6 +193,17 @@ export async function runRipgrep(req: SearchRequest, binary = "rg"): Promise<Sea
         out.error = describeRipgrepError(problems);
       }
       resolve(out);
+    };
+    const child = launch(binary, args, req.cwd, req.timeoutMs, via, {
+      stdout: onStdout,
+      stderr: (chunk) => {
+        if (stderr.length < 8192) stderr += chunk;
+      },
+      error: (err) => {
+        clearTimeout(timer);
+        resolve({ ...out, error: `ripgrep could not be started: ${err.message}` });
+      },
+      close: (code) => onClose(code),
     });
   });
 }
@@ -191,15 +261,25 @@ function relativeTarget(req: SearchRequest): string {
  * `file`: the workspace's .gitignore is a regular file (or a link to one inside the workspace);
  * `foreign`: a symlink leading out of it (its content must never be read); `none`.
  */
-async function workspaceIgnoreState(cwd: string, ignoreFile: string): Promise<"file" | "foreign" | "none"> {
-  const s = await lstat(ignoreFile).catch(() => undefined);
+async function workspaceIgnoreState(cwd: string, ignoreFile: string, fs: Pick<FileOperations, "lstat" | "realpath">): Promise<"file" | "foreign" | "none"> {
+  const s = await fs.lstat(ignoreFile).catch(() => null);
   if (!s) return "none";
-  if (s.isFile()) return "file";
-  if (!s.isSymbolicLink()) return "none";
-  const [real, realCwd] = await Promise.all([realpath(ignoreFile).catch(() => undefined), realpath(cwd).catch(() => cwd)]);
+  if (s.type === "file") return "file";
+  if (s.type !== "symlink") return "none";
+  const [real, realCwd] = await Promise.all([fs.realpath(ignoreFile).catch(() => undefined), fs.realpath(cwd).catch(() => cwd)]);
   const rel = real === undefined ? ".." : path.relative(realCwd, real);
   return rel.startsWith("..") || path.isAbsolute(rel) ? "foreign" : "file";
 }
+
+/** This machine's disk, for {@link workspaceIgnoreState}. */
+const LOCAL_IGNORE_FS: Pick<FileOperations, "lstat" | "realpath"> = {
+  lstat: async (p) => {
+    const s = await lstat(p).catch(() => undefined);
+    if (!s) return null;
+    return { type: s.isFile() ? "file" : s.isSymbolicLink() ? "symlink" : s.isDirectory() ? "directory" : "other", size: s.size, mtimeMs: s.mtimeMs, mode: s.mode & 0o7777 };
+  },
+  realpath: (p) => realpath(p),
+};
 
 /**
  * The part of ripgrep's stderr that explains a failed request. Per-file warnings (unreadable
