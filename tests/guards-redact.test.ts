@@ -58,7 +58,8 @@ describe("redactSecrets: contexts", () => {
   it("masks PEM private keys, also when the window cut the BEGIN or END line", () => {
     const body = "MIIEowIBAAKCAQEA7Vx\nQ2hJb3NpZGVyaW5nIHRo\n";
     const full = `-----BEGIN RSA PRIVATE KEY-----\n${body}-----END RSA PRIVATE KEY-----`;
-    assert.equal(redactSecrets(full), "-----BEGIN RSA PRIVATE KEY-----\n«redacted:private-key»\n-----END RSA PRIVATE KEY-----");
+    // One marker per body line: the output keeps the lines of the input (gutters are added after).
+    assert.equal(redactSecrets(full), "-----BEGIN RSA PRIVATE KEY-----\n«redacted:private-key»\n«redacted:private-key»\n-----END RSA PRIVATE KEY-----");
     assert.ok(!redactSecrets(`-----BEGIN OPENSSH PRIVATE KEY-----\n${body}`).includes("MIIEow"));
     assert.ok(!redactSecrets(`b3BlbnNzaC1rZXktdjEAAAAABG5vbmU\n${"A".repeat(40)}\n-----END OPENSSH PRIVATE KEY-----`).includes("b3Blbn"));
     const cert = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----";
