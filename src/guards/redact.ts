@@ -83,24 +83,33 @@ const METADATA_WORDS = new Set([
   "strength", "complexity", "reset", "changed", "confirm", "confirmation", "placeholder", "help", "description", "desc", "title",
   "text", "error", "errors", "message", "msg", "input", "button", "icon", "class", "style", "key", "keys", "id", "generator",
   "helper", "service", "handler", "storage", "backend", "class", "factory", "module", "spec", "test", "tests", "mock",
+  "validators", "validator", "hashers", "hasher", "fields", "params", "options", "settings", "config", "schema", "enabled",
 ]);
 
+const keyWordCache = new Map<string, string[]>();
+
 function keyWords(key: string): string[] {
-  return key
+  const known = keyWordCache.get(key);
+  if (known) return known;
+  if (keyWordCache.size > 4096) keyWordCache.clear();
+  const words = key
     .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
     .split(/[^A-Za-z0-9]+/)
     .filter(Boolean)
     .map((w) => w.toLowerCase());
+  keyWordCache.set(key, words);
+  return words;
 }
 
 /** How strongly an assignment key names a secret: always, only for credential-looking values, or not. */
-export function keyStrength(key: string): "strong" | "weak" | undefined {
+export function keyStrength(key: string): "strong" | "weak" | "weak-key" | undefined {
   const words = keyWords(key);
   if (words.length === 0) return undefined;
   const last = words[words.length - 1]!;
   // `KEY_MATERIAL`, `PASSWORD_HASH`? `…_KEY` ends in a metadata word ("key") only when qualified below.
   if (last !== "key" && last !== "keys" && METADATA_WORDS.has(last) && !(last === "material" || last === "value")) return undefined;
   let weak = false;
+  if (words.length === 1 && (last === "key" || last === "keys")) return "weak-key";
   for (let i = 0; i < words.length; i++) {
     const w = words[i]!;
     if (STRONG_WORDS.has(w) || STRONG_SUFFIXES.some((s) => w.length > s.length && w.endsWith(s))) return "strong";
@@ -127,10 +136,13 @@ export function isSecretKeyName(key: string): boolean {
 // ── values ───────────────────────────────────────────────────────────────────────────────────
 
 const PLACEHOLDER_RE =
-  /^(?:<[^>]*>|\{\{.*\}\}|\$\{\{.*\}\}|\$\{[^}]*\}|\$\([^)]*\)|\$[A-Za-z_]\w*|%[A-Za-z_]\w*%|%\([\w.]+\)s|@[A-Za-z_]+@|[xX*#•.]{3,}|\.{3}|…|changeme|change[-_]me|changeit|your[-_ ].*|my[-_ ]?(?:secret|password|token|key).*|example|sample|dummy|placeholder|redacted|none|null|nil|undefined|true|false|yes|no|on|off|required|optional|todo|tbd|secret|password|token|string|str|bool|int|number|any|object|env|vault|secretref|secretkeyref|keyref|\[\]|\{\}|"|')$/i;
+  /^(?:<[^>]*>|\{\{.*\}\}|\$\{\{.*\}\}|\$\{[^}]*\}|\$\([^)]*\)|\$[A-Za-z_]\w*|%[A-Za-z_]\w*%|%\([\w.]+\)s|@[A-Za-z_]+@|[xX*#•.]{3,}|\.{3}|…|changeme|change[-_]me|changeit|your[-_ ].*|my[-_ ]?(?:secret|password|token|key).*|example|sample|dummy|placeholder|redacted|none|null|nil|undefined|true|false|yes|no|on|off|required|optional|todo|tbd|secret|password|token|string|str|bool|int|number|any|object|env|vault|secretref|secretkeyref|keyref|\[\]|\{\}|"|'|~|[\w-]*(?:\.\.\.|…))$/i;
+
+/** An absolute or relative file path (`PWD=/srv/app`), never a password in practice. */
+const PATH_VALUE_RE = /^(?:~|\.{1,2})?\/[A-Za-z][\w.@-]*(?:\/[\w.@-]+)*\/?$/;
 
 function isPlaceholder(value: string): boolean {
-  return value === "" || PLACEHOLDER_RE.test(value) || /^-?\d+(\.\d+)?$/.test(value);
+  return value === "" || PLACEHOLDER_RE.test(value) || /^-?\d+(\.\d+)?$/.test(value) || PATH_VALUE_RE.test(value);
 }
 
 /** A value that looks like a credential rather than a word: digits, symbols, mixed case, or length. */
@@ -148,9 +160,14 @@ function looksLikeCredential(value: string): boolean {
 const CODE_EXPRESSION_RE = /^[A-Za-z_$][\w$]*(?:(?:\.|::|->|\?\.)[A-Za-z_$][\w$]*)*(?:\(.*|\[.*)?$/;
 const ENV_LOOKUP_RE = /^(?:process\.env|os\.environ|os\.getenv|env\[|ENV\[|ENV\.fetch|getenv|System\.getenv|Deno\.env|import\.meta\.env|config\.|settings\.|secrets\.|vars\.|self\.|this\.)/;
 
-/** `process.env.X`, `self.token`, `getToken()`: code, not a value. */
+/** `process.env.X`, `self.token`, `getToken()`, `Option<String>`: code, not a value. */
 function isCodeValue(value: string): boolean {
-  return ENV_LOOKUP_RE.test(value) || (CODE_EXPRESSION_RE.test(value) && /[.(]/.test(value) && !/\d/.test(value));
+  return (
+    ENV_LOOKUP_RE.test(value) ||
+    (CODE_EXPRESSION_RE.test(value) && /[.(]/.test(value) && !/\d/.test(value)) ||
+    /^[A-Za-z_][\w.]*<[\w<>, .[\]]*>?[,;]?$/.test(value) ||
+    /^\$\{?[A-Za-z_][\w.]*\}?$/.test(value)
+  );
 }
 
 /**
@@ -171,8 +188,9 @@ function assignmentSpan(text: string, match: RegExpExecArray): SecretSpan | unde
   const trimmed = inner.trim();
   if (isPlaceholder(trimmed) || trimmed.toLowerCase() === key.toLowerCase() || trimmed.includes(REDACTION_MARKER_PREFIX)) return undefined;
   if (!quote) {
-    // `token == x`, `token => x` in code: comparisons and arrows, not configuration.
-    if (value.startsWith("=") || value.startsWith(">")) return undefined;
+    // `token == x`, `token => x`, `a::b`, `x = [` / `{`: comparisons, paths and structures, not values.
+    if (/^[=>:[{(]/.test(value)) return undefined;
+    if (isCodeValue(inner)) return undefined;
     if (ENV_LOOKUP_RE.test(inner)) return undefined;
     const isExpression = CODE_EXPRESSION_RE.test(inner);
     if (isExpression && /[.([]|::|->/.test(inner) && !/^[\w.-]+$/.test(inner)) return undefined;
@@ -189,6 +207,7 @@ function assignmentSpan(text: string, match: RegExpExecArray): SecretSpan | unde
     }
   }
   if (strength === "weak" && !looksLikeCredential(inner.trim())) return undefined;
+  if (strength === "weak-key" && !(inner.trim().length >= 20 && /\d/.test(inner) && /[A-Za-z]/.test(inner) && !/\s/.test(inner.trim()))) return undefined;
   // Trim surrounding spaces inside quotes.
   const lead2 = inner.length - inner.trimStart().length;
   start += lead2;
@@ -219,41 +238,41 @@ interface ContextRule {
   /** Index of the capture group holding the secret. */
   group: number;
   label?: string;
-  /** Skip when the captured value is a placeholder (`Bearer <token>`). */
-  skipPlaceholders?: boolean;
   minLength?: number;
 }
 
 const CONTEXT_RULES: ContextRule[] = [
   // `Authorization: Bearer x`, `Proxy-Authorization: Basic x`, `"Authorization": "Token x"`
-  { re: /\b((?:proxy-)?authorization["']?\s*[:=,]\s*["']?(?:(?:bearer|basic|token|digest|apikey|bot|sso-key|key|otp)\s+)?)([^\s"',;]{4,})/gi, group: 2, skipPlaceholders: true },
+  { re: /\b((?:proxy-)?authorization["'`]?\s*[:=,]\s*["'`]?(?:(?:bearer|basic|token|digest|apikey|bot|sso-key|key|otp)\s+)?)([^\s"'`,;]{4,})/gi, group: 2 },
   // `x-api-key: x`, `PRIVATE-TOKEN: x`
   {
-    re: /\b((?:x-api-key|x-auth-token|x-api-token|x-auth-key|api-key|x-goog-api-key|x-access-token|private-token|x-gitlab-token|x-vault-token|x-figma-token|x-shopify-access-token|ocp-apim-subscription-key|x-functions-key)["']?\s*[:=,]\s*["']?)([^\s"',;]{6,})/gi,
+    re: /\b((?:x-api-key|x-auth-token|x-api-token|x-auth-key|api-key|x-goog-api-key|x-access-token|private-token|x-gitlab-token|x-vault-token|x-figma-token|x-shopify-access-token|ocp-apim-subscription-key|x-functions-key)["'`]?\s*[:=,]\s*["'`]?)([^\s"'`,;]{6,})/gi,
     group: 2,
-    skipPlaceholders: true,
   },
   // `Bearer <token>` anywhere (logs, curl lines, docs)
-  { re: /\b(bearer\s+)([A-Za-z0-9._~+/-]{12,}=*)/gi, group: 2, skipPlaceholders: true },
+  { re: /\b(bearer\s+)([A-Za-z0-9._~+/-]{12,}=*)(?![\w$-])/gi, group: 2 },
   // JWTs (two or three parts; `alg: none` tokens end with a dot)
   { re: /(?<![A-Za-z0-9_-])(eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{4,}(?:\.[A-Za-z0-9_-]*)?)/g, group: 1, label: "jwt" },
   // PHP `define('DB_PASSWORD', 'x')`
   { re: /\bdefine\s*\(\s*(["'])([A-Z0-9_]*(?:PASSWORD|PASS|PWD|SECRET|TOKEN|_KEY|SALT)[A-Z0-9_]*)\1\s*,\s*(["'])((?:(?!\3)[^\\\n]|\\.)+)\3/g, group: 4 },
   // XML `<password>x</password>`, `<add key="Password" value="x"/>`
-  { re: /<([A-Za-z_:][\w.:-]*(?:password|passwd|secret|token|apikey|api-key|api_key|credential)[\w.:-]*)>([^<\n]{1,512})<\/\1>/gi, group: 2 },
+  { re: /<((?:[A-Za-z_:][\w.:-]*)?(?:password|passwd|secret|token|apikey|api-key|api_key|credential)[\w.:-]*)>([^<\n]{1,512})<\/\1>/gi, group: 2 },
   { re: /\bkey\s*=\s*"[^"\n]*(?:password|secret|token|apikey|api[_.-]key)[^"\n]*"\s+value\s*=\s*"([^"\n]+)"/gi, group: 1 },
   // `mysql -pSECRET`, `mysqldump -u root -pSECRET`
   { re: /\b(?:mysql\w*|mariadb\w*)\b[^\n|;]*?\s-p(?!\s)([^\s'"]+|'[^'\n]*'|"[^"\n]*")/g, group: 1 },
   // `--password x`, `--token=x`, `--api-key x`, `--client-secret x`
-  { re: /(?<![\w-])--(?:password|passwd|pass|token|api-key|apikey|secret|client-secret|access-token|auth-token)(?:=|\s+)(?!-)("[^"\n]+"|'[^'\n]+'|[^\s"'|;&]+)/gi, group: 1, skipPlaceholders: true },
+  { re: /(?<![\w-])--(?:password|passwd|pass|token|api-key|apikey|secret|client-secret|access-token|auth-token)(?:=|\s+)(?!-)("[^"\n]+"|'[^'\n]+'|[^\s"'|;&]+)/gi, group: 1 },
   // `curl -u user:pass`, `--user user:pass`, `-u :token`
-  { re: /(?:^|\s)(?:-u|--user)(?:=|\s+)["']?[^\s:"']*:([^\s"'@]+)/g, group: 1, skipPlaceholders: true },
+  { re: /(?:^|\s)(?:-u|--user)(?:=|\s+)["']?[^\s:"']*:([^\s"'@]+)/g, group: 1 },
   // .netrc: `machine h login u password p`
   { re: /\b(?:machine|login)\b[^\n]*?\bpassword\s+(\S+)/g, group: 1 },
   // Basic-auth blobs in Docker configs and headers: `"auth": "dXNl…"` is caught by the assignment rule.
   // Azure SAS / signed URLs: `sig=…`, `X-Amz-Signature=…`, `X-Goog-Signature=…`
   { re: /[?&](?:sig|signature|x-amz-signature|x-goog-signature|x-amz-security-token|token|access_token|api_key|apikey|key|code|client_secret|password)=([A-Za-z0-9%+/._~-]{12,})/gi, group: 1 },
 ];
+
+/** `Authorization: "Bearer " + token`: the scheme, not a value. */
+const SCHEME_WORD_RE = /^(?:bearer|basic|token|digest|negotiate|ntlm|authentication|auth)$/i;
 
 /** `scheme://user:password@host`, `scheme://:password@host`, `scheme://TOKEN@host`. */
 const URL_USERINFO_RE = /\b[a-z][a-z0-9+.-]{1,20}:\/\/([^\s:/@"'<>]{0,128})(?::([^\s@/"'<>]{1,256}))?@(?=[A-Za-z0-9[])/gi;
@@ -323,60 +342,90 @@ const TOKEN_CHAR = /[A-Za-z0-9_+/=.-]/;
 
 /**
  * Vendor tokens hidden by characters a terminal or editor does not show, or wrapped onto the
- * next line: matched on a folded copy of the text (invisible characters removed, a line break
- * between two token characters joined), mapped back to the original positions.
+ * next line: matched on a folded copy of the surrounding region (invisible characters removed, a
+ * line break between two token characters joined), mapped back to the original positions. Only
+ * regions around an invisible character or a vendor prefix at a line end are folded.
  */
 function foldedVendorSpans(text: string, direct: SecretSpan[], out: SecretSpan[]): void {
+  const regions: Array<[number, number]> = [];
   INVISIBLE_RE.lastIndex = 0;
-  const hasInvisible = INVISIBLE_RE.test(text);
-  const wrapRe = WRAPPED_PREFIX_RE;
-  wrapRe.lastIndex = 0;
-  const hasWrap = wrapRe.test(text);
-  if (!hasInvisible && !hasWrap) return;
-  // Build the folded text and a map from folded index to original index.
+  for (const m of text.matchAll(INVISIBLE_RE)) regions.push([Math.max(0, m.index - 300), Math.min(text.length, m.index + m[0].length + 300)]);
+  WRAPPED_PREFIX_RE.lastIndex = 0;
+  for (const m of text.matchAll(WRAPPED_PREFIX_RE)) {
+    const nextLine = text.indexOf("\n", m.index) + 1;
+    regions.push([m.index, Math.min(text.length, lineEnd(text, nextLine) + 1, nextLine + 400)]);
+  }
+  if (regions.length === 0) return;
+  regions.sort((a, b) => a[0] - b[0]);
+  const merged: Array<[number, number]> = [];
+  for (const r of regions) {
+    const last = merged[merged.length - 1];
+    if (last && r[0] <= last[1]) last[1] = Math.max(last[1], r[1]);
+    else merged.push([r[0], r[1]]);
+  }
+  const directEnds = new Map(direct.map((s) => [s.start, s.end]));
+  for (const [from, to] of merged) foldRegion(text, from, to, directEnds, out);
+}
+
+function foldRegion(text: string, from: number, to: number, directEnds: Map<number, number>, out: SecretSpan[]): void {
   const map: number[] = [];
-  let folded = "";
-  const removed: boolean[] = [];
-  let i = 0;
-  INVISIBLE_RE.lastIndex = 0;
-  while (i < text.length) {
+  const removedAfter: boolean[] = [];
+  const chars: string[] = [];
+  let i = from;
+  while (i < to) {
     const c = text[i]!;
     if (c === "\x1b" || (c >= "\u200B" && c <= "\u200D") || c === "\u2060" || c === "\uFEFF" || c === "\u00AD") {
       INVISIBLE_RE.lastIndex = i;
       const m = INVISIBLE_RE.exec(text);
       if (m && m.index === i) {
         i += m[0].length;
-        if (removed.length) removed[removed.length - 1] = true;
+        if (removedAfter.length) removedAfter[removedAfter.length - 1] = true;
         continue;
       }
     }
-    if ((c === "\n" || (c === "\r" && text[i + 1] === "\n")) && i > 0 && TOKEN_CHAR.test(text[i - 1]!)) {
+    if ((c === "\n" || (c === "\r" && text[i + 1] === "\n")) && i > from && TOKEN_CHAR.test(text[i - 1]!)) {
       const next = c === "\r" ? i + 2 : i + 1;
-      if (next < text.length && TOKEN_CHAR.test(text[next]!)) {
+      if (next < to && TOKEN_CHAR.test(text[next]!)) {
         i = next;
-        if (removed.length) removed[removed.length - 1] = true;
+        if (removedAfter.length) removedAfter[removedAfter.length - 1] = true;
         continue;
       }
     }
     map.push(i);
-    removed.push(false);
-    folded += c;
+    removedAfter.push(false);
+    chars.push(c);
     i++;
   }
-  const directStarts = new Set(direct.map((s) => s.start));
+  const folded = chars.join("");
   for (const p of VENDOR_PATTERNS) {
+    if (!mayMatch(p, folded)) continue;
     p.re.lastIndex = 0;
     for (const m of folded.matchAll(p.re)) {
       const fs = m.index;
       const fe = fs + m[0].length;
       let crosses = false;
-      for (let k = fs; k < fe - 1; k++) if (removed[k]) crosses = true;
+      for (let k = fs; k < fe - 1 && !crosses; k++) crosses = removedAfter[k]!;
       if (!crosses) continue;
       const start = map[fs]!;
-      if (directStarts.has(start)) continue; // a complete token followed by a wrapped line
+      const directEnd = directEnds.get(start);
+      // A complete token at the end of a line continues onto the next only if that line is nothing but token characters.
+      if (directEnd !== undefined && !continuesOnNextLine(text, directEnd)) continue;
       out.push({ start, end: map[fe - 1]! + 1, label: vendorLabel(p, m[0]) });
     }
   }
+}
+
+function mayMatch(p: VendorPattern, text: string): boolean {
+  const needle = p.needle ?? p.prefix;
+  return needle.length < 2 || text.includes(needle);
+}
+
+function continuesOnNextLine(text: string, end: number): boolean {
+  let i = end;
+  if (text[i] === "\r") i++;
+  if (text[i] !== "\n") return false;
+  const next = text.slice(i + 1, lineEnd(text, i + 1));
+  return /^[A-Za-z0-9_-]+$/.test(next);
 }
 
 const WRAPPED_PREFIX_RE = new RegExp(
@@ -399,6 +448,7 @@ function collectSpans(text: string, opts: RedactOptions): SecretSpan[] {
   const spans: SecretSpan[] = [];
   pemSpans(text, opts, spans);
   for (const p of VENDOR_PATTERNS) {
+    if (!mayMatch(p, text)) continue;
     p.re.lastIndex = 0;
     for (const m of text.matchAll(p.re)) spans.push({ start: m.index, end: m.index + m[0].length, label: vendorLabel(p, m[0]) });
   }
@@ -434,7 +484,7 @@ function collectSpans(text: string, opts: RedactOptions): SecretSpan[] {
         offset++;
       }
       if (value.includes(REDACTION_MARKER_PREFIX)) continue;
-      if (rule.skipPlaceholders && (isPlaceholder(value) || isCodeValue(value))) continue;
+      if (isPlaceholder(value) || isCodeValue(value) || SCHEME_WORD_RE.test(value)) continue;
       spans.push({ start: offset, end: offset + value.length, label: rule.label });
     }
   }

@@ -13,6 +13,8 @@ export interface VendorPattern {
   prefix: string;
   /** Global regex matching the whole token. */
   re: RegExp;
+  /** A literal every match contains: the regex is skipped when the text lacks it (defaults to `prefix`). */
+  needle?: string;
   /** Marker label: the public prefix (never a character of the secret part), or how to take it from the match. */
   label: string | ((match: string) => string);
 }
@@ -43,7 +45,7 @@ export const VENDOR_PATTERNS: VendorPattern[] = [
   v("fc-", "fc-[A-Za-z0-9]{20,}" + E),
   v("nvapi-", "nvapi-[A-Za-z0-9_-]{40,}"),
   // fal.ai: "<key id uuid>:<32 hex secret>"
-  { prefix: "", re: /(?<![A-Za-z0-9_-])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:[0-9a-f]{32}(?![A-Za-z0-9])/g, label: "fal-key" },
+  { prefix: "", re: /(?<![A-Za-z0-9_-])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:[0-9a-f]{32}(?![A-Za-z0-9])/g, label: "fal-key", needle: "-4" },
   // Code hosting and CI
   v("github_pat_", "github_pat_[A-Za-z0-9_]{22,}"),
   { prefix: "gh", re: new RegExp(B + "gh[pousr]_[A-Za-z0-9]{30,}", "g"), label: (m) => `${m.slice(0, 4)}…` },
@@ -70,7 +72,7 @@ export const VENDOR_PATTERNS: VendorPattern[] = [
   v("xoxe.xox", "xoxe\\.xox[bp]-\\d-[A-Za-z0-9]{100,}"),
   v("xapp-", "xapp-\\d-[A-Za-z0-9-]{10,}"),
   // Telegram bot token: "<bot id>:<35 chars starting with AA>", also inside `/bot<token>/` URLs.
-  { prefix: "", re: /(?<![0-9:])\d{6,12}:AA[A-Za-z0-9_-]{30,}/g, label: "telegram-bot" },
+  { prefix: "", re: /(?<![0-9:])\d{6,12}:AA[A-Za-z0-9_-]{30,}/g, label: "telegram-bot", needle: ":AA" },
   // Discord bot token: base64(user id).timestamp.hmac
   { prefix: "", re: /(?<![A-Za-z0-9_.-])[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])/g, label: "discord-bot" },
   // Cloud
@@ -80,12 +82,12 @@ export const VENDOR_PATTERNS: VendorPattern[] = [
   v("ya29.", "ya29\\.[A-Za-z0-9_-]{30,}"),
   v("1//0", "1//0[A-Za-z0-9_-]{40,}"),
   // Azure AD client secret: 3 chars, a digit, "Q~", 31-34 chars
-  { prefix: "", re: /(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])/g, label: "azure-secret" },
+  { prefix: "", re: /(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])/g, label: "azure-secret", needle: "Q~" },
   v("dop_v1_", "do[opr]_v1_[a-f0-9]{40,}", "do…_v1_…"),
   v("HRKU-", "HRKU-[A-Za-z0-9_-]{40,}"),
   v("fo1_", "f(?:o1_[A-Za-z0-9_-]{40,}|m[12][ar]?_[A-Za-z0-9+/]{60,}={0,3})", "fly-token"),
   v("hvs.", "hv[sbr]\\.[A-Za-z0-9_-]{60,}", "hv…"),
-  { prefix: "", re: /(?<![A-Za-z0-9_-])[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,}/g, label: "atlasv1" },
+  { prefix: "", re: /(?<![A-Za-z0-9_-])[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,}/g, label: "atlasv1", needle: ".atlasv1." },
   v("tskey-", "tskey-(?:auth|api|client|scim|webhook)-[A-Za-z0-9_-]{20,}"),
   v("dapi", "dapi[a-f0-9]{32}(?:-\\d)?" + E),
   v("dt0c01.", "dt0c01\\.[A-Za-z0-9]{24}\\.[A-Za-z0-9]{64}"),
@@ -99,7 +101,7 @@ export const VENDOR_PATTERNS: VendorPattern[] = [
   v("sha256~", "sha256~[A-Za-z0-9_-]{43}"),
   v("ops_eyJ", "ops_eyJ[A-Za-z0-9+/]{100,}={0,3}"),
   v("A3-", "A3-[A-Z0-9]{6}-[A-Z0-9]{5,11}-[A-Z0-9-]{11,24}" + E),
-  v("AGE-SECRET-KEY-1", "AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
+  v("AGE-SECRET-KEY-1", "AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}", "age-key"),
   // Payments and commerce
   { prefix: "", re: new RegExp(B + "(?:sk|rk)_(?:live|test|prod)_[0-9A-Za-z]{16,}", "g"), label: (m) => `${m.slice(0, m.indexOf("_", 3) + 1)}…` },
   v("whsec_", "whsec_[0-9A-Za-z+/=]{20,}"),
@@ -115,7 +117,7 @@ export const VENDOR_PATTERNS: VendorPattern[] = [
   v("SG.", "SG\\.[A-Za-z0-9_-]{16,}\\.[A-Za-z0-9_-]{16,}"),
   v("xkeysib-", "xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}"),
   v("key-", "key-[a-f0-9]{32}" + E),
-  { prefix: "", re: /(?<![A-Za-z0-9_-])[a-f0-9]{32}-us\d{1,2}(?![A-Za-z0-9])/g, label: "mailchimp" },
+  { prefix: "", re: /(?<![A-Za-z0-9_-])[a-f0-9]{32}-us\d{1,2}(?![A-Za-z0-9])/g, label: "mailchimp", needle: "-us" },
   { prefix: "SK", re: /(?<![A-Za-z0-9_-])SK[0-9a-f]{32}(?![A-Za-z0-9])/g, label: "twilio" },
   v("lin_api_", "lin_api_[A-Za-z0-9]{40}"),
   v("ntn_", "ntn_[A-Za-z0-9]{40,}"),
