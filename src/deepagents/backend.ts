@@ -26,7 +26,7 @@ import type {
 import { binaryFileMessage, hasBinaryExtension, sniffBinary, SNIFF_BYTES } from "../guards/binary.js";
 import { credentialPathReason, type CredentialPattern } from "../guards/credentials.js";
 import { devicePathReason, nonRegularFileReason } from "../guards/devices.js";
-import { containsRedactionMarker, redactSecrets } from "../guards/redact.js";
+import { containsRedactionMarker, redactSecrets, secretEditReason, SECRET_EDIT_REFUSAL } from "../guards/redact.js";
 import { LocalFileOperations } from "../fileops/local.js";
 import { runJsSearch } from "../search/fallback.js";
 import { detectRipgrep, runRipgrep } from "../search/ripgrep.js";
@@ -197,7 +197,8 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       const endLine = start + lines.length;
       const more = capped || window.hasMore || (totalLines !== undefined && endLine < totalLines);
       return {
-        content: this.redact ? redactSecrets(text) : text,
+        // Raw lines, before deepagents adds its gutters; a window after line 1 may start inside a key.
+        content: this.redact ? redactSecrets(text, { startsMidFile: start > 0 }) : text,
         mimeType: "text/plain",
         ...(totalLines === undefined ? {} : { totalLines }),
         startLine: start + 1,
@@ -256,14 +257,20 @@ export class WorkbenchBackend implements BackendProtocolV2 {
         return { error: "old_string contains a redaction marker («redacted…»): the file holds the real secret there. Anchor the edit on nearby lines instead." };
       }
       if (oldString === "") return { error: "old_string is empty. Pass the exact text to replace (read the file first)." };
-      return withPathLock(t.system, async () => {
+      return withPathLock(t.system, async (): Promise<EditResult> => {
         const before = await this.ops.readText(t.system);
+        const notFound = { error: `String not found in '${t.shown}'. Read the file and copy the exact text, whitespace included.` };
+        const ambiguous = (n: number) => ({ error: `String appears ${n} times in '${t.shown}'. Add surrounding lines to make it unique, or set replace_all.` });
         const occurrences = before.split(oldString).length - 1;
-        if (occurrences === 0) return { error: `String not found in '${t.shown}'. Read the file and copy the exact text, whitespace included.` };
-        if (occurrences > 1 && !replaceAll) {
-          return { error: `String appears ${occurrences} times in '${t.shown}'. Add surrounding lines to make it unique, or set replace_all.` };
-        }
         const after = replaceAll ? before.split(oldString).join(newString) : before.replace(oldString, () => newString);
+        if (occurrences === 0 || (occurrences > 1 && !replaceAll) || (this.redact && secretEditReason(before, after))) {
+          if (!this.redact) return occurrences === 0 ? notFound : ambiguous(occurrences);
+          // Answer from the masked view (what read showed): no oracle on text inside a secret.
+          const visible = redactSecrets(before).split(oldString).length - 1;
+          if (visible === 0) return notFound;
+          if (visible > 1 && !replaceAll) return ambiguous(visible);
+          return { error: SECRET_EDIT_REFUSAL };
+        }
         await this.ops.writeAtomic(t.system, after);
         return { path: t.shown, filesUpdate: null, occurrences: replaceAll ? occurrences : 1 };
       });
@@ -317,7 +324,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       const found = this.ops.kind === "local" ? await this.grepWithEngine(t, pattern, glob ?? undefined, cap) : await this.grepByWalking(t, s.type === "file", pattern, glob ?? undefined, cap);
       const matches = found.matches.slice(0, cap).map((m) => {
         const line = m.text.length > this.maxLineChars ? `${m.text.slice(0, this.maxLineChars)}... [truncated]` : m.text;
-        return { path: this.shownPath(t.ws, m.path), line: m.line, text: this.redact ? redactSecrets(line) : line };
+        return { path: this.shownPath(t.ws, m.path), line: m.line, text: this.redact ? redactSecrets(line, { startsMidFile: true }) : line };
       });
       const result: GrepResult = { matches };
       if (found.truncated || found.matches.length > cap) result.truncated = true;

@@ -20,6 +20,7 @@
  * plain words under generic keys (`runtime.token=local`, `{"token": "CPU"}`) are kept.
  * Everything here is linear in the text and never throws.
  */
+import { diffLines } from "diff";
 import { VENDOR_PATTERNS, WEBHOOK_PATTERNS, type VendorPattern } from "./secretPatterns.js";
 
 /** Opening of every marker. */
@@ -631,29 +632,54 @@ export function redactDerived(output: string, sources: ReadonlyArray<string | nu
   return maskValues(redactSecrets(output, opts), [...values]);
 }
 
+/** The refusal {@link secretEditReason} gives; callers answer with the masked view's error instead when quoting it would be an oracle. */
+export const SECRET_EDIT_REFUSAL =
+  "The change would rewrite a line that holds a masked secret («redacted…»). Lines with secrets can only be kept unchanged or deleted whole: anchor the edit on other lines, and ask the user to change secret values.";
+
 /**
- * Refusal reason when a change from `before` to `after` alters part of a secret value without
- * removing it (a case change, an inserted separator, a new prefix): the diff of such an edit, or
- * a later read of the altered value, would show a secret the model was never given.
+ * Refusal reason when a change from `before` to `after` rewrites a line holding a secret (a case
+ * change, a cut prefix, an inserted separator, a guessed first character): the diff, a later read
+ * of the altered value, or merely the success of an edit anchored inside the secret would reveal
+ * a value the model was never given. Whole-line deletions are allowed; compares line hunks, so a
+ * secret on an untouched neighbouring line is fine.
  */
 export function secretEditReason(before: string, after: string): string | undefined {
-  if (typeof before !== "string" || typeof after !== "string") return undefined;
+  if (typeof before !== "string" || typeof after !== "string" || before === after) return undefined;
   try {
-    const values = secretValues(before).filter((v) => v.length >= 12 && !after.includes(v));
-    if (values.length === 0) return undefined;
-    const norm = (s: string) => s.toLowerCase().replace(/[^a-z0-9]/g, "");
-    const afterNorm = norm(after);
-    for (const v of values) {
-      const n = norm(v);
-      if (n.length < 12) continue;
-      for (let i = 0; i + 10 <= n.length; i += 5) {
-        if (afterNorm.includes(n.slice(i, i + 10))) {
-          return "The change alters part of a secret value that is shown masked («redacted…»). Secrets can only be kept or removed as a whole: replace the whole line or ask the user for the new value.";
-        }
+    const spans = findSecrets(before);
+    if (spans.length === 0) return undefined;
+    const changes = diffLines(before, after, { timeout: 2000 });
+    // Too different to diff in time: every secret must survive verbatim.
+    if (!changes) return spans.some((s) => !after.includes(before.slice(s.start, s.end))) ? SECRET_EDIT_REFUSAL : undefined;
+    const overlapsSecret = (from: number, to: number) => spans.some((s) => s.start < to && s.end > from);
+    let pos = 0;
+    let removedFrom = -1;
+    let removedTo = -1;
+    let added = false;
+    // Any rewrite of a line holding a secret (even one that keeps the value, `PASSWORD=h` → `PASSWORD=hh`)
+    // would tell whether old_string guessed part of it: only whole-line deletions pass.
+    const flush = (): boolean => {
+      const bad = added && removedFrom >= 0 && overlapsSecret(removedFrom, removedTo);
+      removedFrom = removedTo = -1;
+      added = false;
+      return bad;
+    };
+    for (const change of changes) {
+      if (change.added) {
+        added = true;
+        continue;
       }
+      if (change.removed) {
+        if (removedFrom < 0) removedFrom = pos;
+        pos += change.value.length;
+        removedTo = pos;
+        continue;
+      }
+      if (flush()) return SECRET_EDIT_REFUSAL;
+      pos += change.value.length;
     }
+    return flush() ? SECRET_EDIT_REFUSAL : undefined;
   } catch {
-    return undefined;
+    return SECRET_EDIT_REFUSAL;
   }
-  return undefined;
 }
