@@ -203,7 +203,7 @@ function assignmentSpan(text: string, match: RegExpExecArray): SecretSpan | unde
     // A dotenv/YAML line: the value is the rest of the line (a password may hold `,` `;` `]`).
     if ((op === "=" || op === ":") && lineStartsAt(text, match.index + lead.length)) {
       const eol = lineEnd(text, valueStart);
-      const rest = text.slice(valueStart, eol).replace(/\s+#.*$/, "").replace(/\s+$/, "");
+      const rest = text.slice(valueStart, eol).replace(/&[\w.-]+=.*$/, "").replace(/\s+#.*$/, "").replace(/\s+$/, "");
       if (rest.length > inner.length && !/^["'`[{]/.test(rest)) inner = rest;
     }
   }
@@ -431,7 +431,7 @@ function continuesOnNextLine(text: string, end: number): boolean {
 
 const WRAPPED_PREFIX_RE = new RegExp(
   "(?<![A-Za-z0-9_-])(?:" +
-    [...new Set(VENDOR_PATTERNS.map((p) => p.prefix).filter((p) => p.length >= 3))]
+    [...new Set(VENDOR_PATTERNS.map((p) => p.prefix).filter((p) => p.length >= 2))]
       .sort((a, b) => b.length - a.length)
       .map((p) => p.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&"))
       .join("|") +
