@@ -85,6 +85,8 @@ const METADATA_WORDS = new Set([
   "text", "error", "errors", "message", "msg", "input", "button", "icon", "class", "style", "key", "keys", "id", "generator",
   "helper", "service", "handler", "storage", "backend", "class", "factory", "module", "spec", "test", "tests", "mock",
   "validators", "validator", "hashers", "hasher", "fields", "params", "options", "settings", "config", "schema", "enabled",
+  "re", "rx", "regexp", "basenames", "basename", "names", "char", "chars", "suggestion", "node", "providers", "endpoint", "endpoints",
+  "reset", "hint", "hints", "marker", "markers", "refusal", "words", "word", "qualifiers", "set", "list", "rule", "rules",
 ]);
 
 const keyWordCache = new Map<string, string[]>();
@@ -111,6 +113,10 @@ export function keyStrength(key: string): "strong" | "weak" | "weak-key" | undef
   if (last !== "key" && last !== "keys" && METADATA_WORDS.has(last) && !(last === "material" || last === "value")) return undefined;
   let weak = false;
   if (words.length === 1 && (last === "key" || last === "keys")) return "weak-key";
+  if (words.length === 1 && (last === "pass" || last === "pw")) return "weak";
+  // `credential-provider-node`, `password_reset_url`, `token_endpoint_auth`: metadata about a secret.
+  const firstSecret = words.findIndex((w) => STRONG_WORDS.has(w) || WEAK_WORDS.has(w));
+  if (firstSecret >= 0 && words.slice(firstSecret + 1).some((w) => METADATA_WORDS.has(w) && w !== "key" && w !== "keys")) return undefined;
   for (let i = 0; i < words.length; i++) {
     const w = words[i]!;
     if (STRONG_WORDS.has(w) || STRONG_SUFFIXES.some((s) => w.length > s.length && w.endsWith(s))) return "strong";
@@ -137,7 +143,7 @@ export function isSecretKeyName(key: string): boolean {
 // ── values ───────────────────────────────────────────────────────────────────────────────────
 
 const PLACEHOLDER_RE =
-  /^(?:<[^>]*>|\{\{.*\}\}|\$\{\{.*\}\}|\$\{[^}]*\}|\$\([^)]*\)|\$[A-Za-z_]\w*|%[A-Za-z_]\w*%|%\([\w.]+\)s|@[A-Za-z_]+@|[xX*#•.]{3,}|\.{3}|…|changeme|change[-_]me|changeit|your[-_ ].*|my[-_ ]?(?:secret|password|token|key).*|example|sample|dummy|placeholder|redacted|none|null|nil|undefined|true|false|yes|no|on|off|required|optional|todo|tbd|secret|password|token|string|str|bool|int|number|any|object|env|vault|secretref|secretkeyref|keyref|\[\]|\{\}|"|'|~|[\w-]*(?:\.\.\.|…))$/i;
+  /^(?:<.*>|[<>=~^]=?\d[\w.]*(?:\s+[<>=~^]+\d[\w.]*)*|\{\{.*\}\}|\$\{\{.*\}\}|\$\{[^}]*\}|\$\([^)]*\)|\$[A-Za-z_]\w*|%[A-Za-z_]\w*%|%\([\w.]+\)s|@[A-Za-z_]+@|[xX*#•.]{3,}|\.{3}|…|changeme|change[-_]me|changeit|your[-_ ].*|my[-_ ]?(?:secret|password|token|key).*|example|sample|dummy|placeholder|redacted|none|null|nil|undefined|true|false|yes|no|on|off|required|optional|todo|tbd|secret|password|pass|passwd|pw|pwd|user|username|token|string|str|bool|await|new|typeof|function|lambda|async|require|import|int|number|any|object|env|vault|secretref|secretkeyref|keyref|\[\]|\{\}|"|'|~|[\w-]*(?:\.\.\.|…))$/i;
 
 /** An absolute or relative file path (`PWD=/srv/app`), never a password in practice. */
 const PATH_VALUE_RE = /^(?:~|\.{1,2})?\/[A-Za-z][\w.@-]*(?:\/[\w.@-]+)*\/?$/;
@@ -161,6 +167,9 @@ function looksLikeCredential(value: string): boolean {
 const CODE_EXPRESSION_RE = /^[A-Za-z_$][\w$]*(?:(?:\.|::|->|\?\.)[A-Za-z_$][\w$]*)*(?:\(.*|\[.*)?$/;
 const ENV_LOOKUP_RE = /^(?:process\.env|os\.environ|os\.getenv|env\[|ENV\[|ENV\.fetch|getenv|System\.getenv|Deno\.env|import\.meta\.env|config\.|settings\.|secrets\.|vars\.|self\.|this\.)/;
 
+/** `secrets: readonly string[]`, `token: Promise<string>`: a type annotation, not a value. */
+const TYPE_ANNOTATION_RE = /^(?:readonly|string|number|boolean|bigint|unknown|any|never|void|object|symbol|null|undefined|Array|ReadonlyArray|Record|Promise|Map|Set|Partial|Readonly|Required|Buffer|Uint8Array|Option|Optional|Vec|String|str|int|bytes|dict|list)\b/;
+
 /** `process.env.X`, `self.token`, `getToken()`, `Option<String>`: code, not a value. */
 function isCodeValue(value: string): boolean {
   return (
@@ -176,7 +185,7 @@ function isCodeValue(value: string): boolean {
  * `--password=x`. Group 1: lead; 2: key; 3: space before the operator; 4: operator; 5: space after; 6: value.
  */
 const ASSIGNMENT_RE =
-  /(^|[^\w$.])["'`]?([A-Za-z_][\w.-]*)["'`]?(\s*)(:=|=>|\?=|=|:)(\s*)("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`[^`\n]*`|\$\{\{[^}\n]*\}\}|\$\{[^}\n]*\}|(?:[^\s"'`,;&}\])]|&(?![\w.-]+=))+)/gm;
+  /(^|[^\w$.])["'`]?([A-Za-z_][\w.-]*)["'`]?([ \t]*)(:=|=>|\?=|=|:)([ \t]*)("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`[^`\n]*`|\$\{\{[^}\n]*\}\}|\$\{[^}\n]*\}|(?:[^\s"'`,;&}\])\\]|\\(?![nrt0])|&(?![\w.-]+=))+)/gm;
 
 function assignmentSpan(text: string, match: RegExpExecArray): SecretSpan | undefined {
   const [whole, lead, key, spaceBefore, op, spaceAfter, value] = match as unknown as [string, string, string, string, string, string, string];
@@ -188,6 +197,10 @@ function assignmentSpan(text: string, match: RegExpExecArray): SecretSpan | unde
   let start = quote ? valueStart + 1 : valueStart;
   const trimmed = inner.trim();
   if (isPlaceholder(trimmed) || trimmed.toLowerCase() === key.toLowerCase() || trimmed.includes(REDACTION_MARKER_PREFIX)) return undefined;
+  if (trimmed.length < 3 && !/\d/.test(trimmed)) return undefined; // `PASSWORD=x` in docs and tests
+  if (quote === "`" && trimmed.includes("${")) return undefined; // a template literal is code
+  if (!quote && /^\/[\\^[(]/.test(trimmed)) return undefined; // a regex literal
+  if (!quote && op === ":" && TYPE_ANNOTATION_RE.test(trimmed)) return undefined;
   if (!quote) {
     // `token == x`, `token => x`, `a::b`, `x = [` / `{`: comparisons, paths and structures, not values.
     if (/^[=>:[{(]/.test(value)) return undefined;
@@ -201,13 +214,13 @@ function assignmentSpan(text: string, match: RegExpExecArray): SecretSpan | unde
     // `token: string` (a type annotation) vs `token: hunter2` (YAML).
     if (isExpression && op === ":" && !/\d/.test(inner) && inner.length < 12 && !(strength === "strong" && lineStartsAt(text, match.index + lead.length))) return undefined;
     // A dotenv/YAML line: the value is the rest of the line (a password may hold `,` `;` `]`).
-    if ((op === "=" || op === ":") && lineStartsAt(text, match.index + lead.length)) {
+    if ((op === "=" || op === ":") && !/["'`]/.test(text[match.index + lead.length] ?? "") && lineStartsAt(text, match.index + lead.length)) {
       const eol = lineEnd(text, valueStart);
       const rest = text.slice(valueStart, eol).replace(/&[\w.-]+=.*$/, "").replace(/\s+#.*$/, "").replace(/\s+$/, "");
       if (rest.length > inner.length && !/^["'`[{]/.test(rest)) inner = rest;
     }
   }
-  if (strength === "weak" && !looksLikeCredential(inner.trim())) return undefined;
+  if (strength === "weak" && (!looksLikeCredential(inner.trim()) || /\s/.test(inner.trim()))) return undefined;
   if (strength === "weak-key" && !(inner.trim().length >= 20 && /\d/.test(inner) && /[A-Za-z]/.test(inner) && !/\s/.test(inner.trim()))) return undefined;
   // Trim surrounding spaces inside quotes.
   const lead2 = inner.length - inner.trimStart().length;
@@ -244,10 +257,10 @@ interface ContextRule {
 
 const CONTEXT_RULES: ContextRule[] = [
   // `Authorization: Bearer x`, `Proxy-Authorization: Basic x`, `"Authorization": "Token x"`
-  { re: /\b((?:proxy-)?authorization["'`]?\s*[:=,]\s*["'`]?(?:(?:bearer|basic|token|digest|apikey|bot|sso-key|key|otp)\s+)?)([^\s"'`,;]{4,})/gi, group: 2 },
+  { re: /\b((?:proxy-)?authorization(?:["'`]?[ \t]*[:=]|["'`][ \t]*,)[ \t]*["'`]?(?:(?:bearer|basic|token|digest|apikey|bot|sso-key|key|otp)\s+)?)([^\s"'`,;]{4,})/gi, group: 2 },
   // `x-api-key: x`, `PRIVATE-TOKEN: x`
   {
-    re: /\b((?:x-api-key|x-auth-token|x-api-token|x-auth-key|api-key|x-goog-api-key|x-access-token|private-token|x-gitlab-token|x-vault-token|x-figma-token|x-shopify-access-token|ocp-apim-subscription-key|x-functions-key)["'`]?\s*[:=,]\s*["'`]?)([^\s"'`,;]{6,})/gi,
+    re: /\b((?:x-api-key|x-auth-token|x-api-token|x-auth-key|api-key|x-goog-api-key|x-access-token|private-token|x-gitlab-token|x-vault-token|x-figma-token|x-shopify-access-token|ocp-apim-subscription-key|x-functions-key)(?:["'`]?[ \t]*[:=]|["'`][ \t]*,)[ \t]*["'`]?)([^\s"'`,;]{6,})/gi,
     group: 2,
   },
   // `Bearer <token>` anywhere (logs, curl lines, docs)
@@ -260,9 +273,9 @@ const CONTEXT_RULES: ContextRule[] = [
   { re: /<((?:[A-Za-z_:][\w.:-]*)?(?:password|passwd|secret|token|apikey|api-key|api_key|credential)[\w.:-]*)>([^<\n]{1,512})<\/\1>/gi, group: 2 },
   { re: /\bkey\s*=\s*"[^"\n]*(?:password|secret|token|apikey|api[_.-]key)[^"\n]*"\s+value\s*=\s*"([^"\n]+)"/gi, group: 1 },
   // `mysql -pSECRET`, `mysqldump -u root -pSECRET`
-  { re: /\b(?:mysql\w*|mariadb\w*)\b[^\n|;]*?\s-p(?!\s)([^\s'"]+|'[^'\n]*'|"[^"\n]*")/g, group: 1 },
+  { re: /\b(?:mysql\w*|mariadb\w*)\b[^\n|;]*?\s-p(?!\s)([^\s'"`]+|'[^'\n]*'|"[^"\n]*")/g, group: 1 },
   // `--password x`, `--token=x`, `--api-key x`, `--client-secret x`
-  { re: /(?<![\w-])--(?:password|passwd|pass|token|api-key|apikey|secret|client-secret|access-token|auth-token)(?:=|\s+)(?!-)("[^"\n]+"|'[^'\n]+'|[^\s"'|;&]+)/gi, group: 1 },
+  { re: /(?<![\w-])--(?:password|passwd|pass|token|api-key|apikey|secret|client-secret|access-token|auth-token)(?:=|[ \t]+)(?!-)("[^"\n]{3,}"|'[^'\n]{3,}'|[^\s"'`|;&,)]{3,})/gi, group: 1 },
   // `curl -u user:pass`, `--user user:pass`, `-u :token`
   { re: /(?:^|\s)(?:-u|--user)(?:=|\s+)["']?[^\s:"']*:([^\s"'@]+)/g, group: 1 },
   // .netrc: `machine h login u password p`
@@ -290,38 +303,80 @@ const PEM_END_RE = /-----END [A-Z0-9 ]*?PRIVATE KEY(?: BLOCK)?-----/g;
 /** A PEM body line (or an RFC 1421 header line such as `Proc-Type: 4,ENCRYPTED`). */
 const PEM_BODY_LINE_RE = /^[ \t]*(?:[A-Za-z0-9+/=]{16,100}|[A-Za-z-]+: [^\n]*)[ \t]*\r?$/;
 
-/** Spans covering PEM key bodies: BEGIN…END, BEGIN…(end of text), (start of text)…END. */
+const isBodyLine = (line: string) => PEM_BODY_LINE_RE.test(line) || line.trim() === "";
+
+/** Lines of `text` as [start, end) offsets (end excludes the newline). */
+function lineAt(text: string, pos: number): [number, number] {
+  const start = text.lastIndexOf("\n", pos - 1) + 1;
+  const nl = text.indexOf("\n", pos);
+  return [start, nl === -1 ? text.length : nl];
+}
+
+/** End offset of the run of key-body lines starting at `from` (a line start), or `from` when there is none. */
+function bodyRunForward(text: string, from: number): number {
+  let pos = from;
+  let end = from;
+  while (pos < text.length) {
+    const [, e] = lineAt(text, pos);
+    const line = text.slice(pos, e);
+    if (!isBodyLine(line)) break;
+    if (line.trim() !== "") end = e;
+    pos = e + 1;
+  }
+  return end;
+}
+
+/** Start offset of the run of key-body lines ending just before the line that starts at `to`. */
+function bodyRunBackward(text: string, to: number): number {
+  let start = to;
+  let pos = to - 1; // the newline before `to`
+  while (pos > 0) {
+    const [s] = lineAt(text, pos);
+    const line = text.slice(s, pos);
+    if (!isBodyLine(line)) break;
+    if (line.trim() !== "") start = s;
+    pos = s - 1;
+  }
+  if (pos === 0 && to > 0 && isBodyLine(text.slice(0, lineAt(text, 0)[1]))) start = 0;
+  return start;
+}
+
+/**
+ * Spans covering PEM key bodies: BEGIN…END, BEGIN…(end of text), (start of text)…END. Only
+ * key-body lines (base64, RFC 1421 headers) are covered, so a BEGIN line quoted in code does not
+ * mask the code after it; a key written inline with `\n` escapes is masked up to its END.
+ */
 function pemSpans(text: string, opts: RedactOptions, out: SecretSpan[]): void {
-  const hasBegin = text.includes("-----BEGIN");
-  const hasEnd = text.includes("-----END");
   const label = "private-key";
-  let covered = 0;
-  if (hasEnd || hasBegin) {
-    PEM_END_RE.lastIndex = 0;
+  let covered = false;
+  if (text.includes("PRIVATE KEY")) {
     PEM_BEGIN_RE.lastIndex = 0;
-    const begins = hasBegin ? [...text.matchAll(PEM_BEGIN_RE)] : [];
-    const ends = hasEnd ? [...text.matchAll(PEM_END_RE)] : [];
-    let ei = 0;
-    // An END before the first BEGIN: the window started inside a key.
-    const firstBegin = begins.length ? begins[0]!.index : Infinity;
-    if (ends.length && ends[0]!.index < firstBegin) {
-      const endLineStart = text.lastIndexOf("\n", ends[0]!.index) + 1;
-      if (endLineStart > 0) out.push({ start: 0, end: endLineStart - 1, label });
-      covered = ends[0]!.index + ends[0]![0].length;
-      ei = 1;
+    for (const b of text.matchAll(PEM_BEGIN_RE)) {
+      covered = true;
+      const after = b.index + b[0].length;
+      if (text.startsWith("\\n", after)) {
+        // Inline: "-----BEGIN … KEY-----\nMIIE…\n-----END … KEY-----" on one line.
+        const [, eol] = lineAt(text, after);
+        const endAt = text.indexOf("-----END", after);
+        const quoteAt = text.slice(after, eol).search(/["'`]/);
+        const stop = endAt !== -1 && endAt < eol ? endAt : quoteAt !== -1 ? after + quoteAt : eol;
+        if (/[A-Za-z0-9+/=]{16}/.test(text.slice(after, stop))) out.push({ start: after, end: stop, label });
+        continue;
+      }
+      const nl = text.indexOf("\n", after);
+      if (nl === -1) continue;
+      const bodyEnd = bodyRunForward(text, nl + 1);
+      if (bodyEnd > nl + 1) out.push({ start: nl + 1, end: bodyEnd, label });
     }
-    for (const b of begins) {
-      if (b.index < covered) continue;
-      const bodyStart = b.index + b[0].length;
-      while (ei < ends.length && ends[ei]!.index < bodyStart) ei++;
-      const end = ei < ends.length ? ends[ei]! : undefined;
-      const bodyEnd = end ? text.lastIndexOf("\n", end.index) : text.length;
-      if (bodyEnd > bodyStart) out.push({ start: bodyStart, end: bodyEnd, label });
-      covered = end ? end.index + end[0].length : text.length;
-      if (end) ei++;
+    PEM_END_RE.lastIndex = 0;
+    for (const e of text.matchAll(PEM_END_RE)) {
+      covered = true;
+      const [lineStart] = lineAt(text, e.index);
+      const bodyStart = bodyRunBackward(text, lineStart);
+      if (bodyStart < lineStart) out.push({ start: bodyStart, end: Math.max(bodyStart, lineStart - 1), label });
     }
   }
-  if (opts.startsMidFile && covered === 0) {
+  if (opts.startsMidFile && !covered) {
     // No BEGIN/END in view: leading base64 lines may be the middle of a key.
     let pos = 0;
     let lines = 0;
@@ -485,7 +540,7 @@ function collectSpans(text: string, opts: RedactOptions): SecretSpan[] {
         offset++;
       }
       if (value.includes(REDACTION_MARKER_PREFIX)) continue;
-      if (isPlaceholder(value) || isCodeValue(value) || SCHEME_WORD_RE.test(value)) continue;
+      if (isPlaceholder(value) || isCodeValue(value) || SCHEME_WORD_RE.test(value) || /^[A-Z][A-Z0-9_]*[A-Z]$/.test(value)) continue;
       spans.push({ start: offset, end: offset + value.length, label: rule.label });
     }
   }
