@@ -105,7 +105,17 @@ function keyWords(key: string): string[] {
 }
 
 /** How strongly an assignment key names a secret: always, only for credential-looking values, or not. */
+const strengthCache = new Map<string, ReturnType<typeof computeKeyStrength>>();
+
 export function keyStrength(key: string): "strong" | "weak" | "weak-key" | undefined {
+  if (strengthCache.has(key)) return strengthCache.get(key);
+  if (strengthCache.size > 4096) strengthCache.clear();
+  const strength = computeKeyStrength(key);
+  strengthCache.set(key, strength);
+  return strength;
+}
+
+function computeKeyStrength(key: string): "strong" | "weak" | "weak-key" | undefined {
   const words = keyWords(key);
   if (words.length === 0) return undefined;
   const last = words[words.length - 1]!;
@@ -185,7 +195,14 @@ function isCodeValue(value: string): boolean {
  * `--password=x`. Group 1: lead; 2: key; 3: space before the operator; 4: operator; 5: space after; 6: value.
  */
 const ASSIGNMENT_RE =
-  /(^|[^\w$.])["'`]?([A-Za-z_][\w.-]*)["'`]?([ \t]*)(:=|=>|\?=|=|:)([ \t]*)("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`[^`\n]*`|\$\{\{[^}\n]*\}\}|\$\{[^}\n]*\}|(?:[^\s"'`,;&}\])\\]|\\(?![nrt0])|&(?![\w.-]+=))+)/gm;
+  /()["'`]?([A-Za-z_][\w.-]*)["'`]?([ \t]*)(:=|=>|\?=|=|:)([ \t]*)("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`[^`\n]*`|\$\{\{[^}\n]*\}\}|\$\{[^}\n]*\}|(?:[^\s"'`,;&}\])\\]|\\(?![nrt0])|&(?![\w.-]+=))+)/y;
+
+/** Substrings every secret key name contains: assignments are only parsed where one occurs. */
+const KEY_HINT_RE = /pass|pw|secret|token|key|auth|cred|bearer|sess|cookie|sig|salt|otp|dsn|pat/gi;
+/** `[A-Za-z0-9_.-]` by char code (this loop runs for every hint). */
+function isKeyChar(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95 || c === 46 || c === 45;
+}
 
 function assignmentSpan(text: string, match: RegExpExecArray): SecretSpan | undefined {
   const [whole, lead, key, spaceBefore, op, spaceAfter, value] = match as unknown as [string, string, string, string, string, string, string];
@@ -252,37 +269,39 @@ interface ContextRule {
   /** Index of the capture group holding the secret. */
   group: number;
   label?: string;
-  minLength?: number;
+  /** Lower-case literals, one of which every match contains: the rule is skipped without them. */
+  needles: string[];
 }
 
 const CONTEXT_RULES: ContextRule[] = [
   // `Authorization: Bearer x`, `Proxy-Authorization: Basic x`, `"Authorization": "Token x"`
-  { re: /\b((?:proxy-)?authorization(?:["'`]?[ \t]*[:=]|["'`][ \t]*,)[ \t]*["'`]?(?:(?:bearer|basic|token|digest|apikey|bot|sso-key|key|otp)\s+)?)([^\s"'`,;]{4,})/gi, group: 2 },
+  { re: /\b((?:proxy-)?authorization(?:["'`]?[ \t]*[:=]|["'`][ \t]*,)[ \t]*["'`]?(?:(?:bearer|basic|token|digest|apikey|bot|sso-key|key|otp)\s+)?)([^\s"'`,;]{4,})/gi, group: 2, needles: ["authorization"] },
   // `x-api-key: x`, `PRIVATE-TOKEN: x`
   {
     re: /\b((?:x-api-key|x-auth-token|x-api-token|x-auth-key|api-key|x-goog-api-key|x-access-token|private-token|x-gitlab-token|x-vault-token|x-figma-token|x-shopify-access-token|ocp-apim-subscription-key|x-functions-key)(?:["'`]?[ \t]*[:=]|["'`][ \t]*,)[ \t]*["'`]?)([^\s"'`,;]{6,})/gi,
     group: 2,
+    needles: ["-key", "-token"],
   },
   // `Bearer <token>` anywhere (logs, curl lines, docs)
-  { re: /\b(bearer\s+)([A-Za-z0-9._~+/-]{12,}=*)(?![\w$-])/gi, group: 2 },
+  { re: /\b(bearer\s+)([A-Za-z0-9._~+/-]{12,}=*)(?![\w$-])/gi, group: 2, needles: ["bearer"] },
   // JWTs (two or three parts; `alg: none` tokens end with a dot)
-  { re: /(?<![A-Za-z0-9_-])(eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{4,}(?:\.[A-Za-z0-9_-]*)?)/g, group: 1, label: "jwt" },
+  { re: /(?<![A-Za-z0-9_-])(eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{4,}(?:\.[A-Za-z0-9_-]*)?)/g, group: 1, label: "jwt", needles: ["eyj"] },
   // PHP `define('DB_PASSWORD', 'x')`
-  { re: /\bdefine\s*\(\s*(["'])([A-Z0-9_]*(?:PASSWORD|PASS|PWD|SECRET|TOKEN|_KEY|SALT)[A-Z0-9_]*)\1\s*,\s*(["'])((?:(?!\3)[^\\\n]|\\.)+)\3/g, group: 4 },
+  { re: /\bdefine\s*\(\s*(["'])([A-Z0-9_]*(?:PASSWORD|PASS|PWD|SECRET|TOKEN|_KEY|SALT)[A-Z0-9_]*)\1\s*,\s*(["'])((?:(?!\3)[^\\\n]|\\.)+)\3/g, group: 4, needles: ["define"] },
   // XML `<password>x</password>`, `<add key="Password" value="x"/>`
-  { re: /<((?:[A-Za-z_:][\w.:-]*)?(?:password|passwd|secret|token|apikey|api-key|api_key|credential)[\w.:-]*)>([^<\n]{1,512})<\/\1>/gi, group: 2 },
-  { re: /\bkey\s*=\s*"[^"\n]*(?:password|secret|token|apikey|api[_.-]key)[^"\n]*"\s+value\s*=\s*"([^"\n]+)"/gi, group: 1 },
+  { re: /<((?:[A-Za-z_:][\w.:-]*)?(?:password|passwd|secret|token|apikey|api-key|api_key|credential)[\w.:-]*)>([^<\n]{1,512})<\/\1>/gi, group: 2, needles: ["</"] },
+  { re: /\bkey\s*=\s*"[^"\n]*(?:password|secret|token|apikey|api[_.-]key)[^"\n]*"\s+value\s*=\s*"([^"\n]+)"/gi, group: 1, needles: ["value"] },
   // `mysql -pSECRET`, `mysqldump -u root -pSECRET`
-  { re: /\b(?:mysql\w*|mariadb\w*)\b[^\n|;]*?\s-p(?!\s)([^\s'"`]+|'[^'\n]*'|"[^"\n]*")/g, group: 1 },
+  { re: /\b(?:mysql\w*|mariadb\w*)\b[^\n|;]*?\s-p(?!\s)([^\s'"`]+|'[^'\n]*'|"[^"\n]*")/g, group: 1, needles: ["mysql", "mariadb"] },
   // `--password x`, `--token=x`, `--api-key x`, `--client-secret x`
-  { re: /(?<![\w-])--(?:password|passwd|pass|token|api-key|apikey|secret|client-secret|access-token|auth-token)(?:=|[ \t]+)(?!-)("[^"\n]{3,}"|'[^'\n]{3,}'|[^\s"'`|;&,)]{3,})/gi, group: 1 },
+  { re: /(?<![\w-])--(?:password|passwd|pass|token|api-key|apikey|secret|client-secret|access-token|auth-token)(?:=|[ \t]+)(?!-)("[^"\n]{3,}"|'[^'\n]{3,}'|[^\s"'`|;&,)]{3,})/gi, group: 1, needles: ["--"] },
   // `curl -u user:pass`, `--user user:pass`, `-u :token`
-  { re: /(?:^|\s)(?:-u|--user)(?:=|\s+)["']?[^\s:"']*:([^\s"'@]+)/g, group: 1 },
+  { re: /(?:^|\s)(?:-u|--user)(?:=|\s+)["']?[^\s:"']*:([^\s"'@]+)/g, group: 1, needles: ["-u", "--user"] },
   // .netrc: `machine h login u password p`
-  { re: /\b(?:machine|login)\b[^\n]*?\bpassword\s+(\S+)/g, group: 1 },
+  { re: /\b(?:machine|login)\b[^\n]*?\bpassword\s+(\S+)/g, group: 1, needles: ["password"] },
   // Basic-auth blobs in Docker configs and headers: `"auth": "dXNl…"` is caught by the assignment rule.
   // Azure SAS / signed URLs: `sig=…`, `X-Amz-Signature=…`, `X-Goog-Signature=…`
-  { re: /[?&](?:sig|signature|x-amz-signature|x-goog-signature|x-amz-security-token|token|access_token|api_key|apikey|key|code|client_secret|password)=([A-Za-z0-9%+/._~-]{12,})/gi, group: 1 },
+  { re: /[?&](?:sig|signature|x-amz-signature|x-goog-signature|x-amz-security-token|token|access_token|api_key|apikey|key|code|client_secret|password)=([A-Za-z0-9%+/._~-]{12,})/gi, group: 1, needles: ["?", "&"] },
 ];
 
 /** `Authorization: "Bearer " + token`: the scheme, not a value. */
@@ -453,8 +472,9 @@ function foldRegion(text: string, from: number, to: number, directEnds: Map<numb
     i++;
   }
   const folded = chars.join("");
+  const present = presentNeedles(folded);
   for (const p of VENDOR_PATTERNS) {
-    if (!mayMatch(p, folded)) continue;
+    if (!mayMatch(p, present)) continue;
     p.re.lastIndex = 0;
     for (const m of folded.matchAll(p.re)) {
       const fs = m.index;
@@ -462,7 +482,7 @@ function foldRegion(text: string, from: number, to: number, directEnds: Map<numb
       let crosses = false;
       for (let k = fs; k < fe - 1 && !crosses; k++) crosses = removedAfter[k]!;
       if (!crosses) continue;
-      const start = map[fs]!;
+      const start = map[Math.max(0, fs - (p.back ?? 0))]!;
       const directEnd = directEnds.get(start);
       // A complete token at the end of a line continues onto the next only if that line is nothing but token characters.
       if (directEnd !== undefined && !continuesOnNextLine(text, directEnd)) continue;
@@ -471,9 +491,26 @@ function foldRegion(text: string, from: number, to: number, directEnds: Map<numb
   }
 }
 
-function mayMatch(p: VendorPattern, text: string): boolean {
-  const needle = p.needle ?? p.prefix;
-  return needle.length < 2 || text.includes(needle);
+const needleOf = (p: VendorPattern) => p.needle ?? p.prefix;
+const NEEDLES = [...new Set(VENDOR_PATTERNS.map(needleOf).filter((n) => n.length >= 2))].sort((a, b) => b.length - a.length);
+const NEEDLE_RE = new RegExp(NEEDLES.map((n) => n.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")).join("|"), "g");
+/** For each needle, the shorter needles it starts with (`sk-ant-` → `sk-`): found together. */
+const NEEDLE_PREFIXES = new Map(NEEDLES.map((n) => [n, NEEDLES.filter((m) => n.startsWith(m))]));
+
+/** The vendor needles present in `text`, in one scan instead of one `includes` per pattern. */
+function presentNeedles(text: string): Set<string> {
+  const found = new Set<string>();
+  NEEDLE_RE.lastIndex = 0;
+  for (const m of text.matchAll(NEEDLE_RE)) {
+    if (found.has(m[0])) continue;
+    for (const n of NEEDLE_PREFIXES.get(m[0]) ?? [m[0]]) found.add(n);
+  }
+  return found;
+}
+
+function mayMatch(p: VendorPattern, present: Set<string>): boolean {
+  const needle = needleOf(p);
+  return needle.length < 2 || present.has(needle);
 }
 
 function continuesOnNextLine(text: string, end: number): boolean {
@@ -490,7 +527,7 @@ const WRAPPED_PREFIX_RE = new RegExp(
       .sort((a, b) => b.length - a.length)
       .map((p) => p.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&"))
       .join("|") +
-    ")[A-Za-z0-9_+/=.-]{0,120}\\r?\\n[A-Za-z0-9_+/=.-]",
+    ")[A-Za-z0-9_+/=.-]{4,120}\\r?\\n[A-Za-z0-9_+/=.-]{4}",
   "g",
 );
 
@@ -503,10 +540,11 @@ function vendorLabel(p: VendorPattern, match: string): string {
 function collectSpans(text: string, opts: RedactOptions): SecretSpan[] {
   const spans: SecretSpan[] = [];
   pemSpans(text, opts, spans);
+  const present = presentNeedles(text);
   for (const p of VENDOR_PATTERNS) {
-    if (!mayMatch(p, text)) continue;
+    if (!mayMatch(p, present)) continue;
     p.re.lastIndex = 0;
-    for (const m of text.matchAll(p.re)) spans.push({ start: m.index, end: m.index + m[0].length, label: vendorLabel(p, m[0]) });
+    for (const m of text.matchAll(p.re)) spans.push({ start: Math.max(0, m.index - (p.back ?? 0)), end: m.index + m[0].length, label: vendorLabel(p, m[0]) });
   }
   const direct = spans.slice();
   foldedVendorSpans(text, direct, spans);
@@ -518,7 +556,7 @@ function collectSpans(text: string, opts: RedactOptions): SecretSpan[] {
     }
   }
   URL_USERINFO_RE.lastIndex = 0;
-  for (const m of text.matchAll(URL_USERINFO_RE)) {
+  for (const m of text.includes("://") ? text.matchAll(URL_USERINFO_RE) : []) {
     const user = m[1] ?? "";
     const password = m[2];
     const userStart = m.index + m[0].indexOf("://") + 3;
@@ -529,7 +567,9 @@ function collectSpans(text: string, opts: RedactOptions): SecretSpan[] {
       spans.push({ start: userStart, end: userStart + user.length });
     }
   }
+  const lower = text.toLowerCase();
   for (const rule of CONTEXT_RULES) {
+    if (!rule.needles.some((n) => lower.includes(n))) continue;
     rule.re.lastIndex = 0;
     for (const m of text.matchAll(rule.re)) {
       let value = m[rule.group];
@@ -544,15 +584,37 @@ function collectSpans(text: string, opts: RedactOptions): SecretSpan[] {
       spans.push({ start: offset, end: offset + value.length, label: rule.label });
     }
   }
-  ASSIGNMENT_RE.lastIndex = 0;
-  let m: RegExpExecArray | null;
-  while ((m = ASSIGNMENT_RE.exec(text)) !== null) {
+  assignmentSpans(text, spans);
+  return spans;
+}
+
+/**
+ * `key = value` assignments whose key holds a secret word: each hint is widened to its whole key,
+ * then the assignment is matched there (sticky), so ordinary `x = y` lines cost one hint scan.
+ */
+function assignmentSpans(text: string, spans: SecretSpan[]): void {
+  KEY_HINT_RE.lastIndex = 0;
+  let doneUntil = -1;
+  let hint: RegExpExecArray | null;
+  while ((hint = KEY_HINT_RE.exec(text)) !== null) {
+    let start = hint.index;
+    while (start > 0 && isKeyChar(text.charCodeAt(start - 1))) start--;
+    while (start < hint.index && !/[A-Za-z_]/.test(text[start]!)) start++; // `--password`, `.token`
+    if (start <= doneUntil) continue;
+    const before = start > 0 ? text[start - 1]! : "";
+    let keyEnd = start;
+    while (keyEnd < text.length && isKeyChar(text.charCodeAt(keyEnd))) keyEnd++;
+    doneUntil = keyEnd;
+    KEY_HINT_RE.lastIndex = keyEnd;
+    if (before === "$") continue; // `$TOKEN`, `${password}`
+    const at = before === '"' || before === "'" || before === "`" ? start - 1 : start;
+    if (at > 0 && /[\w$]/.test(text[at - 1]!)) continue;
+    ASSIGNMENT_RE.lastIndex = at;
+    const m = ASSIGNMENT_RE.exec(text);
+    if (!m) continue;
     const span = assignmentSpan(text, m);
     if (span) spans.push(span);
-    // Continue right after the key so `a=b=c` or `x: {token: y}` still see inner assignments.
-    ASSIGNMENT_RE.lastIndex = m.index + m[1]!.length + Math.max(1, m[2]!.length);
   }
-  return spans;
 }
 
 /** Start of capture group `g` inside the whole match (the value is the match's last occurrence). */

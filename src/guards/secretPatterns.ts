@@ -15,6 +15,8 @@ export interface VendorPattern {
   re: RegExp;
   /** A literal every match contains: the regex is skipped when the text lacks it (defaults to `prefix`). */
   needle?: string;
+  /** The secret starts this many characters before the match (a regex anchored on a later literal). */
+  back?: number;
   /** Marker label: the public prefix (never a character of the secret part), or how to take it from the match. */
   label: string | ((match: string) => string);
 }
@@ -45,7 +47,8 @@ export const VENDOR_PATTERNS: VendorPattern[] = [
   v("fc-", "fc-[A-Za-z0-9]{20,}" + E),
   v("nvapi-", "nvapi-[A-Za-z0-9_-]{40,}"),
   // fal.ai: "<key id uuid>:<32 hex secret>"
-  { prefix: "", re: /(?<![A-Za-z0-9_-])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:[0-9a-f]{32}(?![A-Za-z0-9])/g, label: "fal-key", needle: "-4" },
+  // (anchored on a literal so the scan is fast, as below; `back` widens the span over the key id)
+  { prefix: "", re: /:(?<=(?<![A-Za-z0-9_-])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:)[0-9a-f]{32}(?![A-Za-z0-9])/g, label: "fal-key", back: 36 },
   // Code hosting and CI
   v("github_pat_", "github_pat_[A-Za-z0-9_]{22,}"),
   { prefix: "gh", re: new RegExp(B + "gh[pousr]_[A-Za-z0-9]{30,}", "g"), label: (m) => `${m.slice(0, 4)}…` },
@@ -82,12 +85,12 @@ export const VENDOR_PATTERNS: VendorPattern[] = [
   v("ya29.", "ya29\\.[A-Za-z0-9_-]{30,}"),
   v("1//0", "1//0[A-Za-z0-9_-]{40,}"),
   // Azure AD client secret: 3 chars, a digit, "Q~", 31-34 chars
-  { prefix: "", re: /(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])/g, label: "azure-secret", needle: "Q~" },
+  { prefix: "", re: /Q~(?<=(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.]{3}\dQ~)[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])/g, label: "azure-secret", needle: "Q~", back: 4 },
   v("dop_v1_", "do[opr]_v1_[a-f0-9]{40,}", "do…_v1_…"),
   v("HRKU-", "HRKU-[A-Za-z0-9_-]{40,}"),
   v("fo1_", "f(?:o1_[A-Za-z0-9_-]{40,}|m[12][ar]?_[A-Za-z0-9+/]{60,}={0,3})", "fly-token"),
   v("hvs.", "hv[sbr]\\.[A-Za-z0-9_-]{60,}", "hv…"),
-  { prefix: "", re: /(?<![A-Za-z0-9_-])[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,}/g, label: "atlasv1", needle: ".atlasv1." },
+  { prefix: "", re: /\.atlasv1\.(?<=(?<![A-Za-z0-9_-])[A-Za-z0-9]{14}\.atlasv1\.)[A-Za-z0-9_=-]{60,}/g, label: "atlasv1", needle: ".atlasv1.", back: 14 },
   v("tskey-", "tskey-(?:auth|api|client|scim|webhook)-[A-Za-z0-9_-]{20,}"),
   v("dapi", "dapi[a-f0-9]{32}(?:-\\d)?" + E),
   v("dt0c01.", "dt0c01\\.[A-Za-z0-9]{24}\\.[A-Za-z0-9]{64}"),
@@ -117,7 +120,7 @@ export const VENDOR_PATTERNS: VendorPattern[] = [
   v("SG.", "SG\\.[A-Za-z0-9_-]{16,}\\.[A-Za-z0-9_-]{16,}"),
   v("xkeysib-", "xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}"),
   v("key-", "key-[a-f0-9]{32}" + E),
-  { prefix: "", re: /(?<![A-Za-z0-9_-])[a-f0-9]{32}-us\d{1,2}(?![A-Za-z0-9])/g, label: "mailchimp", needle: "-us" },
+  { prefix: "", re: /-us\d{1,2}(?<=(?<![A-Za-z0-9_-])[a-f0-9]{32}-us\d{1,2})(?![A-Za-z0-9])/g, label: "mailchimp", needle: "-us", back: 32 },
   { prefix: "SK", re: /(?<![A-Za-z0-9_-])SK[0-9a-f]{32}(?![A-Za-z0-9])/g, label: "twilio" },
   v("lin_api_", "lin_api_[A-Za-z0-9]{40}"),
   v("ntn_", "ntn_[A-Za-z0-9]{40,}"),
