@@ -155,6 +155,18 @@ describe("patch never shows a secret the read masked", () => {
     assert.equal(appliedRight.already_applied, appliedWrong.already_applied);
     assert.equal(appliedRight.error, appliedWrong.error);
   });
+  it("in a large file, secrets are looked up around the change: a key line is still refused, a far edit passes", async () => {
+    const filler = Array.from({ length: 20_000 }, (_, i) => `line ${i}: value ${i * 7}`).join("\n");
+    await writeFile(path.join(ws, "config", "big.yaml"), `${filler}\n${APP_YAML}${filler.replace(/line /g, "tail ")}\n`);
+    const refused = await patch({ path: "config/big.yaml", old_string: "openai: sk-", new_string: "openai: SK-" });
+    assert.ok(refused.error);
+    noSecret(JSON.stringify(refused));
+    const far = await patch({ path: "config/big.yaml", old_string: "line 100: value 700\n", new_string: "line 100: value 701\n" });
+    assert.equal(far.error, undefined, far.error);
+    const near = await patch({ path: "config/big.yaml", old_string: "  port: 8080\n", new_string: "  port: 8081\n" });
+    assert.equal(near.error, undefined, near.error);
+    noSecret(near.diff);
+  });
   it("did-you-mean quotes near a secret are masked", async () => {
     const r = await patch({ path: "config/app.yaml", old_string: "  openai: sk-nope\n  db_password: nope", new_string: "x" });
     assert.ok(r.error);

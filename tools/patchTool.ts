@@ -11,7 +11,7 @@
 import { z } from "zod";
 import { withPathLock, withPathLocks } from "../src/fileops/lock.js";
 import { hasBinaryExtension, sniffBinary, SNIFF_BYTES } from "../src/guards/binary.js";
-import { containsRedactionMarker, redactDerived, redactSecrets, secretEditReason, SECRET_EDIT_REFUSAL } from "../src/guards/redact.js";
+import { changeExcerpts, containsRedactionMarker, redactDerived, redactSecrets, secretEditReason, SECRET_EDIT_REFUSAL } from "../src/guards/redact.js";
 import { parseV4A, planReplace, planV4APatch, unifiedDiff, type PatchFileOp } from "../src/patch/index.js";
 import {
   assertWritableTarget,
@@ -113,7 +113,7 @@ async function replaceMode(args: Record<string, unknown>, config: unknown, opts:
       matches: plan.matches,
       lines: plan.lines,
       bytes_written: written.bytesWritten,
-      diff: redactDerived(unifiedDiff(target.display, before, plan.newContent), [before, plan.newContent]),
+      diff: redactDerived(unifiedDiff(target.display, before, plan.newContent), changeExcerpts(before, plan.newContent)),
     };
     if (plan.strategy !== "exact") {
       payload.hint = `old_string did not match exactly; the "${plan.strategy}" strategy matched at line ${plan.lines.join(", ")}. Check the diff: if that is the wrong region, undo it with another patch.`;
@@ -227,8 +227,11 @@ async function patchMode(args: Record<string, unknown>, config: unknown, opts: R
         const shownPath = op.newPath !== undefined ? targets.byAgentPath.get(op.newPath)!.display : src.display;
         return unifiedDiff(shownPath, originals.get(src.display) ?? "", op.newContent ?? "");
       });
-    const after = plan.ops.map((op) => op.newContent).filter((t): t is string => typeof t === "string");
-    return { mode: "patch", applied, diff: redactDerived(diffs.join(""), [...sources(), ...after]) };
+    const excerpts = plan.ops.flatMap((op) => {
+      const old = originals.get(targets.byAgentPath.get(op.path)!.display) ?? "";
+      return op.kind === "delete" ? [old] : changeExcerpts(old, op.newContent ?? "");
+    });
+    return { mode: "patch", applied, diff: redactDerived(diffs.join(""), excerpts) };
   });
 }
 

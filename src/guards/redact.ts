@@ -749,6 +749,55 @@ export function redactDerived(output: string, sources: ReadonlyArray<string | nu
   return maskValues(redactSecrets(output, opts), [...values]);
 }
 
+/** Lines of context around a change in which secrets are looked for (a key's BEGIN line, an assignment). */
+const CHANGE_MARGIN_LINES = 100;
+
+/** `[start, end)` of `text` widened from `[from, to)` by `lines` whole lines on each side. */
+function lineWindow(text: string, from: number, to: number, lines: number): [number, number] {
+  let start = from;
+  for (let i = 0; i <= lines && start > 0; i++) start = text.lastIndexOf("\n", start - 2) + 1;
+  let end = to;
+  for (let i = 0; i < lines && end < text.length; i++) {
+    const nl = text.indexOf("\n", end);
+    end = nl === -1 ? text.length : nl + 1;
+  }
+  return [Math.max(0, start), Math.min(text.length, end)];
+}
+
+/**
+ * The parts of `before` and `after` a diff between them can show (each changed hunk with
+ * {@link CHANGE_MARGIN_LINES} lines around it): the sources for {@link redactDerived} of that
+ * diff, so a one-line patch of a large file does not redact the whole file twice.
+ */
+export function changeExcerpts(before: string, after: string): string[] {
+  if (typeof before !== "string" || typeof after !== "string") return [];
+  try {
+    const changes = diffLines(before, after, { timeout: 2000 });
+    if (!changes) return [before, after];
+    const out: string[] = [];
+    let posBefore = 0;
+    let posAfter = 0;
+    for (const change of changes) {
+      const len = change.value.length;
+      if (change.removed) {
+        const [s, e] = lineWindow(before, posBefore, posBefore + len, CHANGE_MARGIN_LINES);
+        out.push(before.slice(s, e));
+        posBefore += len;
+      } else if (change.added) {
+        const [s, e] = lineWindow(after, posAfter, posAfter + len, CHANGE_MARGIN_LINES);
+        out.push(after.slice(s, e));
+        posAfter += len;
+      } else {
+        posBefore += len;
+        posAfter += len;
+      }
+    }
+    return out;
+  } catch {
+    return [before, after];
+  }
+}
+
 /** The refusal {@link secretEditReason} gives; callers answer with the masked view's error instead when quoting it would be an oracle. */
 export const SECRET_EDIT_REFUSAL =
   "The change would rewrite a line that holds a masked secret («redacted…»). Lines with secrets can only be kept unchanged or deleted whole: anchor the edit on other lines, and ask the user to change secret values.";
@@ -763,12 +812,14 @@ export const SECRET_EDIT_REFUSAL =
 export function secretEditReason(before: string, after: string): string | undefined {
   if (typeof before !== "string" || typeof after !== "string" || before === after) return undefined;
   try {
-    const spans = findSecrets(before);
-    if (spans.length === 0) return undefined;
     const changes = diffLines(before, after, { timeout: 2000 });
     // Too different to diff in time: every secret must survive verbatim.
-    if (!changes) return spans.some((s) => !after.includes(before.slice(s.start, s.end))) ? SECRET_EDIT_REFUSAL : undefined;
-    const overlapsSecret = (from: number, to: number) => spans.some((s) => s.start < to && s.end > from);
+    if (!changes) return findSecrets(before).some((s) => !after.includes(before.slice(s.start, s.end))) ? SECRET_EDIT_REFUSAL : undefined;
+    // Secrets are looked up in a window around each changed hunk, not in the whole (possibly huge) file.
+    const overlapsSecret = (from: number, to: number) => {
+      const [ws, we] = lineWindow(before, from, to, CHANGE_MARGIN_LINES);
+      return findSecrets(before.slice(ws, we), { startsMidFile: ws > 0 }).some((s) => s.start + ws < to && s.end + ws > from);
+    };
     let pos = 0;
     let removedFrom = -1;
     let removedTo = -1;
