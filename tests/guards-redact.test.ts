@@ -58,7 +58,8 @@ describe("redactSecrets: contexts", () => {
   it("masks PEM private keys, also when the window cut the BEGIN or END line", () => {
     const body = "MIIEowIBAAKCAQEA7Vx\nQ2hJb3NpZGVyaW5nIHRo\n";
     const full = `-----BEGIN RSA PRIVATE KEY-----\n${body}-----END RSA PRIVATE KEY-----`;
-    assert.equal(redactSecrets(full), "-----BEGIN RSA PRIVATE KEY-----\n«redacted:private-key»\n-----END RSA PRIVATE KEY-----");
+    // One marker per body line: the output keeps the lines of the input (gutters are added after).
+    assert.equal(redactSecrets(full), "-----BEGIN RSA PRIVATE KEY-----\n«redacted:private-key»\n«redacted:private-key»\n-----END RSA PRIVATE KEY-----");
     assert.ok(!redactSecrets(`-----BEGIN OPENSSH PRIVATE KEY-----\n${body}`).includes("MIIEow"));
     assert.ok(!redactSecrets(`b3BlbnNzaC1rZXktdjEAAAAABG5vbmU\n${"A".repeat(40)}\n-----END OPENSSH PRIVATE KEY-----`).includes("b3Blbn"));
     const cert = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----";
@@ -126,5 +127,52 @@ describe("redaction markers", () => {
     assert.ok(!isSecretKeyName("KEYBOARD_LAYOUT"));
     assert.ok(!isSecretKeyName("MAX_TOKENS"));
     assert.ok(!isSecretKeyName("PRIMARY_KEY"));
+  });
+});
+
+describe("redactSecrets: the formats issue 9 found missed", () => {
+  const jwt2 = `eyJhbGciOiJub25lIn0.eyJzdWIiOiJhZG1pbiJ9.`;
+  const cases: Array<[string, string, string]> = [
+    ["token-only URL credentials", `git remote add origin https://${tail(40)}@github.com/acme/app.git`, tail(40)],
+    ["ssh token user", `ssh://${tail(32)}@git.example.com/repo.git`, tail(32)],
+    ["empty-user URL password", "redis://:Xy7pass-word9@cache:6379/0", "Xy7pass-word9"],
+    ["Slack webhook URL", `https://hooks.slack.com/services/T0ABCDEF1/B0ABCDEFGH2/${tail(24)}`, tail(24)],
+    ["lowercase aws_secret_access_key", `aws_secret_access_key = ${tail(40)}`, tail(40)],
+    ["_PASS", "SMTP_PASS=Summer2026!", "Summer2026!"],
+    ["_PW", "LDAP_BIND_PW=Gx9-secret", "Gx9-secret"],
+    ["_PWD", "MYSQL_PWD=Gx9-secret", "Gx9-secret"],
+    ["_KEY without API", `ENCRYPTION_KEY=${tail(32)}`, tail(32)],
+    ["key_material", `key_material: "${tail(44)}"`, tail(44)],
+    ["bearer JSON field", `{"bearer": "${tail(40)}"}`, tail(40)],
+    ["Bearer <jwt> without a header", `sent Bearer ${jwt2}${tail(20)} upstream`, tail(20)],
+    ["two-part JWT", `token ${jwt2}`, "eyJzdWIiOiJhZG1pbiJ9"],
+    ["PHP define", "define('DB_PASSWORD', 'wp-Gx9-secret');", "wp-Gx9-secret"],
+    ["XML password", "<password>Gx9-secret</password>", "Gx9-secret"],
+    ["mysql -p", "mysql -u root -pGx9secret shop", "Gx9secret"],
+    ["curl -u", "curl -u admin:Gx9secret https://ci.example.com", "Gx9secret"],
+    ["PGPASSWORD", "PGPASSWORD=Gx9secret psql -h db", "Gx9secret"],
+    ["Telegram bot token", `bot 1234567890:AA${tail(33)}`, tail(33)],
+    ["GitLab deploy token", `gldt-${tail(20)}`, tail(20)],
+    ["GitLab runner token", `glrt-t1_${tail(27)}.01.abcdefghi`, tail(27)],
+    ["age secret key", `AGE-SECRET-KEY-1${"QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L".repeat(2).slice(0, 58)}`, "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"],
+    ["Fireworks key", `fw_${tail(24)}`, tail(24)],
+    ["fal key", `FAL=1b2c3d4e-5f60-4718-8293-a4b5c6d7e8f9:${tail(32, "0123456789abcdef")}`, tail(32, "0123456789abcdef")],
+    ["Perplexity key", `pplx-${tail(48)}`, tail(48)],
+    ["zero-width space", `ghp_${tail(10)}\u200b${tail(26)}`, tail(26)],
+    ["ESC sequence", `\x1b[1mghp_${tail(12)}\x1b[0m${tail(24)}`, tail(24)],
+    ["line break", `ghp_${tail(20)}\n${tail(16)}`, tail(16)],
+  ];
+  for (const [name, text, secret] of cases) {
+    it(`masks ${name}`, () => {
+      const out = redactSecrets(text);
+      assert.ok(!out.includes(secret), out);
+      assert.equal(out.split("\n").length, text.split("\n").length);
+    });
+  }
+  it("keeps the benign config issue 9 saw masked", () => {
+    for (const text of ["runtime.token=local", '{"token": "CPU"}', "token: ${{ secrets.X }}", "password_min_length = 12"]) {
+      assert.equal(redactSecrets(text), text);
+    }
+    assert.equal(redactSecrets("password=Gx9secret&username=bob"), "password=«redacted»&username=bob");
   });
 });

@@ -4,13 +4,15 @@
  * `mode: "patch"` applies a V4A multi-file patch, validated completely as a dry run before any
  * file is touched. Both go through the write_file guards, path locks and atomic writes; the
  * FileManager middleware adds the staleness warning. Output text (diffs, "did you mean"
- * regions) is redacted like read_file, so a patch cannot be used to read a secret.
+ * regions) is masked with the secret values of the files involved (redactDerived), errors are
+ * answered from the masked view of the file, and lines holding a secret can only be kept or
+ * deleted whole (secretEditReason), so a patch cannot be used to read or probe a secret.
  */
 import { z } from "zod";
 import { withPathLock, withPathLocks } from "../src/fileops/lock.js";
 import { contentAccessReason, looksLikeDedupStub } from "../src/guards/access.js";
 import { hasBinaryExtension, sniffBinary, SNIFF_BYTES } from "../src/guards/binary.js";
-import { containsRedactionMarker, redactSecrets } from "../src/guards/redact.js";
+import { changeExcerpts, containsRedactionMarker, redactDerived, redactSecrets, secretEditReason, SECRET_EDIT_REFUSAL } from "../src/guards/redact.js";
 import { parseV4A, planReplace, planV4APatch, unifiedDiff, type PatchFileOp } from "../src/patch/index.js";
 import {
   accessPolicyFor,
@@ -103,14 +105,21 @@ async function replaceMode(args: Record<string, unknown>, config: unknown, opts:
   return withPathLock(target.systemPath, async () => {
     const before = await readForPatch(target, opts);
     if (before === null) throw new FileToolError(`File not found: "${target.display}". To create a file use write_file.`);
-    const plan = planReplace(before, oldString, newString, { replaceAll: args.replace_all === true });
+    const replaceAll = args.replace_all === true;
+    let plan = planReplace(before, oldString, newString, { replaceAll });
+    if (!plan.ok || secretEditReason(before, plan.newContent)) {
+      // Answer from the masked view (what read_file showed): the same reply whether or not
+      // old_string guessed part of a secret, and quotes that hold no secret.
+      const shown = planReplace(redactSecrets(before), oldString, newString, { replaceAll });
+      plan = shown.ok ? { ok: false, error: SECRET_EDIT_REFUSAL } : shown;
+    }
     if (!plan.ok) {
       let hint = "";
       if (containsRedactionMarker(oldString)) hint = " old_string contains a «redacted…» marker, but the file holds the real value: choose old_string from lines without secrets.";
       else if (/^\s*\d+\|/.test(oldString)) hint = ' old_string starts with a "N|" line-number gutter from read_file: remove it.';
-      throw new FileToolError(redactSecrets(plan.error) + hint, {
+      throw new FileToolError(redactDerived(plan.error, [before]) + hint, {
         ...(plan.candidates?.length
-          ? { candidates: plan.candidates.map((c) => ({ ...c, snippet: redactSecrets(c.snippet) })) }
+          ? { candidates: plan.candidates.map((c) => ({ ...c, snippet: redactDerived(c.snippet, [before]) })) }
           : {}),
         ...(plan.alreadyApplied ? { already_applied: true } : {}),
       });
@@ -123,7 +132,7 @@ async function replaceMode(args: Record<string, unknown>, config: unknown, opts:
       matches: plan.matches,
       lines: plan.lines,
       bytes_written: written.bytesWritten,
-      diff: redactSecrets(unifiedDiff(target.display, before, plan.newContent)),
+      diff: redactDerived(unifiedDiff(target.display, before, plan.newContent), changeExcerpts(before, plan.newContent)),
     };
     if (plan.strategy !== "exact") {
       payload.hint = `old_string did not match exactly; the "${plan.strategy}" strategy matched at line ${plan.lines.join(", ")}. Check the diff: if that is the wrong region, undo it with another patch.`;
@@ -206,7 +215,19 @@ async function patchMode(args: Record<string, unknown>, config: unknown, opts: R
         return text;
       },
     });
-    if (!plan.ok) throw new FileToolError(redactSecrets(plan.error));
+    const sources = () => [...originals.values()].filter((t): t is string => t !== null);
+    const touchesSecret = plan.ok && plan.ops.some((op) => op.newContent !== undefined && secretEditReason(originals.get(targets.byAgentPath.get(op.path)!.display) ?? "", op.newContent));
+    if (!plan.ok || touchesSecret) {
+      // Answer from the masked view, as in replace mode (no oracle on secret text, no secret in quotes).
+      const shown = await planV4APatch(patchText, {
+        read: async (agentPath) => {
+          const t = targets.byAgentPath.get(agentPath) ?? (await resolveFileTarget(agentPath, config, opts));
+          const text = await readForPatch(t, opts);
+          return text === null ? null : redactSecrets(text);
+        },
+      });
+      throw new FileToolError(redactDerived(shown.ok ? `${SECRET_EDIT_REFUSAL} Nothing was changed.` : shown.error, sources()));
+    }
     for (const op of plan.ops) {
       if (op.newContent === undefined) continue;
       const before = originals.get(targets.byAgentPath.get(op.path)!.display) ?? "";
@@ -233,7 +254,11 @@ async function patchMode(args: Record<string, unknown>, config: unknown, opts: R
         const shownPath = op.newPath !== undefined ? targets.byAgentPath.get(op.newPath)!.display : src.display;
         return unifiedDiff(shownPath, originals.get(src.display) ?? "", op.newContent ?? "");
       });
-    return { mode: "patch", applied, diff: redactSecrets(diffs.join("")) };
+    const excerpts = plan.ops.flatMap((op) => {
+      const old = originals.get(targets.byAgentPath.get(op.path)!.display) ?? "";
+      return op.kind === "delete" ? [old] : changeExcerpts(old, op.newContent ?? "");
+    });
+    return { mode: "patch", applied, diff: redactDerived(diffs.join(""), excerpts) };
   });
 }
 

@@ -202,11 +202,20 @@ export function guardSize(content: string, window: { offset: number; limit: numb
   );
 }
 
-/** Guard 6: secret redaction. Returns the text to show and whether anything was masked. */
-export function guardSecrets(content: string, opts: ResolvedFileToolOptions): { content: string; redacted: boolean } {
-  if (!opts.redactSecrets) return { content, redacted: false };
-  const masked = redactSecrets(content);
-  return { content: masked, redacted: masked !== content && masked.includes(REDACTION_MARKER_PREFIX) };
+/**
+ * Guard 6: secret redaction of the raw lines (before gutters, so line-anchored rules see the
+ * file's own text); a window after line 1 may start inside a private key. Returns the lines to
+ * show (same count) and whether anything was masked.
+ */
+export function guardSecrets(lines: string[], offset: number, opts: ResolvedFileToolOptions): { lines: string[]; redacted: boolean } {
+  if (!opts.redactSecrets) return { lines, redacted: false };
+  const raw = lines.join("\n");
+  const masked = redactSecrets(raw, { startsMidFile: offset > 1 });
+  if (masked === raw) return { lines, redacted: false };
+  const out = masked.split("\n");
+  // redactSecrets keeps lines; should that ever fail, mask the window rather than misnumber it.
+  if (out.length !== lines.length) return { lines: lines.map(() => "«redacted»"), redacted: true };
+  return { lines: out, redacted: masked.includes(REDACTION_MARKER_PREFIX) };
 }
 
 // ── the read ───────────────────────────────────────────────────────────────────────────────
@@ -263,15 +272,18 @@ export async function readFileCore(args: ReadFileArgs, config: unknown, opts: Re
       };
     }
     const cut = new Set(read.cutLines);
-    const rendered = read.lines.map((text, i) => {
-      const n = window.offset + i;
-      return cut.has(n) ? `${n}|${text}${LINE_CUT_MARKER}` : `${n}|${text}`;
-    });
-    const raw = rendered.join("\n");
+    const render = (lines: string[]) =>
+      lines
+        .map((text, i) => {
+          const n = window.offset + i;
+          return cut.has(n) ? `${n}|${text}${LINE_CUT_MARKER}` : `${n}|${text}`;
+        })
+        .join("\n");
     const first = window.offset;
     const last = window.offset + read.lines.length - 1;
-    guardSize(raw, window, read.lines.length, opts, { ...base, total_lines: total ?? null });
-    const { content, redacted } = guardSecrets(raw, opts);
+    guardSize(render(read.lines), window, read.lines.length, opts, { ...base, total_lines: total ?? null });
+    const { lines: shown, redacted } = guardSecrets(read.lines, window.offset, opts);
+    const content = render(shown);
 
     const hints: string[] = [];
     if (read.hasMore) {

@@ -28,7 +28,7 @@ import { binaryFileMessage, hasBinaryExtension, sniffBinary, SNIFF_BYTES } from 
 import { accessOpenGuard, contentAccessReason, looksLikeDedupStub, writeAccessReason, type AccessPolicy } from "../guards/access.js";
 import type { CredentialPattern } from "../guards/credentials.js";
 import { devicePathReason, nonRegularFileReason } from "../guards/devices.js";
-import { containsRedactionMarker, redactSecrets } from "../guards/redact.js";
+import { containsRedactionMarker, redactSecrets, secretEditReason, SECRET_EDIT_REFUSAL } from "../guards/redact.js";
 import type { EnvironmentOption } from "../fileops/environment.js";
 import { isLocalFileOperations, ThreadEnvironments } from "../fileops/threadEnvironment.js";
 import { runJsSearch } from "../search/fallback.js";
@@ -287,7 +287,8 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       const endLine = start + lines.length;
       const more = capped || window.hasMore || (totalLines !== undefined && endLine < totalLines);
       return {
-        content: this.redact ? redactSecrets(text) : text,
+        // Raw lines, before deepagents adds its gutters; a window after line 1 may start inside a key.
+        content: this.redact ? redactSecrets(text, { startsMidFile: start > 0 }) : text,
         mimeType: "text/plain",
         ...(totalLines === undefined ? {} : { totalLines }),
         startLine: start + 1,
@@ -348,14 +349,20 @@ export class WorkbenchBackend implements BackendProtocolV2 {
         return { error: "old_string contains a redaction marker («redacted…»): the file holds the real secret there. Anchor the edit on nearby lines instead." };
       }
       if (oldString === "") return { error: "old_string is empty. Pass the exact text to replace (read the file first)." };
-      return withPathLock(t.system, async () => {
+      return withPathLock(t.system, async (): Promise<EditResult> => {
         const before = await t.ops.readText(t.system, this.openGuard("read", t));
+        const notFound = { error: `String not found in '${t.shown}'. Read the file and copy the exact text, whitespace included.` };
+        const ambiguous = (n: number) => ({ error: `String appears ${n} times in '${t.shown}'. Add surrounding lines to make it unique, or set replace_all.` });
         const occurrences = before.split(oldString).length - 1;
-        if (occurrences === 0) return { error: `String not found in '${t.shown}'. Read the file and copy the exact text, whitespace included.` };
-        if (occurrences > 1 && !replaceAll) {
-          return { error: `String appears ${occurrences} times in '${t.shown}'. Add surrounding lines to make it unique, or set replace_all.` };
-        }
         const after = replaceAll ? before.split(oldString).join(newString) : before.replace(oldString, () => newString);
+        if (occurrences === 0 || (occurrences > 1 && !replaceAll) || (this.redact && secretEditReason(before, after))) {
+          if (!this.redact) return occurrences === 0 ? notFound : ambiguous(occurrences);
+          // Answer from the masked view (what read showed): no oracle on text inside a secret.
+          const visible = redactSecrets(before).split(oldString).length - 1;
+          if (visible === 0) return notFound;
+          if (visible > 1 && !replaceAll) return ambiguous(visible);
+          return { error: SECRET_EDIT_REFUSAL };
+        }
         await t.ops.writeAtomic(t.system, after, this.openGuard("write", t));
         return { path: t.shown, filesUpdate: null, occurrences: replaceAll ? occurrences : 1 };
       });
@@ -416,7 +423,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       const found = isLocalFileOperations(t.ops) ? await this.grepWithEngine(t, pattern, glob ?? undefined, cap) : await this.grepByWalking(t, s.type === "file", pattern, glob ?? undefined, cap);
       const matches = found.matches.slice(0, cap).map((m) => {
         const line = m.text.length > this.maxLineChars ? `${m.text.slice(0, this.maxLineChars)}... [truncated]` : m.text;
-        return { path: this.shownPath(t.ws, m.path), line: m.line, text: this.redact ? redactSecrets(line) : line };
+        return { path: this.shownPath(t.ws, m.path), line: m.line, text: this.redact ? redactSecrets(line, { startsMidFile: true }) : line };
       });
       // Credential files were never searched; nothing here (not even an error) depends on whether they would have matched.
       const result: GrepResult = { matches };

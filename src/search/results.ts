@@ -10,8 +10,11 @@ export interface ShapeOptions {
   display(systemPath: string): string;
   /** True for files whose content must not be shown (credential files). */
   isHidden(displayPath: string): boolean;
-  /** Masks secrets in a line of text. */
-  redact(text: string): string;
+  /**
+   * Masks secrets in a run of consecutive raw lines (a match with its context), keeping the
+   * lines; `startsMidFile` says the run may begin inside a private key.
+   */
+  redact(text: string, opts?: { startsMidFile?: boolean }): string;
   maxLineChars: number;
   offset: number;
   limit: number;
@@ -83,19 +86,20 @@ function contentMatches(lines: LineRecord[], visible: (p: string) => string | un
     const shown = visible(systemPath);
     if (shown === undefined) continue;
     records.sort((a, b) => a.line - b.line);
+    const shownText = redactRuns(records, o);
     const context = new Map<number, string>();
-    for (const r of records) if (!r.match) context.set(r.line, r.text);
+    for (const r of records) if (!r.match) context.set(r.line, shownText.get(r.line) ?? "");
     const around = (from: number, to: number): ContextLine[] => {
       const got: ContextLine[] = [];
       for (let l = from; l <= to; l++) {
         const t = context.get(l);
-        if (t !== undefined) got.push({ line: l, text: clean(t, o) });
+        if (t !== undefined) got.push({ line: l, text: cut(t, o) });
       }
       return got;
     };
     for (const r of records) {
       if (!r.match) continue;
-      const m: ContentMatch = { path: shown, line: r.line, text: clean(r.text, o) };
+      const m: ContentMatch = { path: shown, line: r.line, text: cut(shownText.get(r.line) ?? "", o) };
       if (o.context > 0) {
         const before = around(r.line - o.context, r.line - 1);
         const after = around(r.line + 1, r.line + o.context);
@@ -108,9 +112,33 @@ function contentMatches(lines: LineRecord[], visible: (p: string) => string | un
   return out.sort((a, b) => byPath(a.path, b.path) || a.line - b.line);
 }
 
-function clean(text: string, o: ShapeOptions): string {
-  const redacted = o.redact(text);
-  return redacted.length > o.maxLineChars ? redacted.slice(0, o.maxLineChars) + LINE_CUT_MARKER : redacted;
+/**
+ * Redacts each run of consecutive lines of one file as one raw text, so a key whose BEGIN line
+ * is in the context (or before it) stays masked across the run. Returns line number → text.
+ */
+function redactRuns(records: LineRecord[], o: ShapeOptions): Map<number, string> {
+  const out = new Map<number, string>();
+  let run: LineRecord[] = [];
+  const flush = () => {
+    if (run.length === 0) return;
+    const raw = run.map((r) => r.text.replace(/\n/g, " "));
+    const masked = o.redact(raw.join("\n"), { startsMidFile: true }).split("\n");
+    run.forEach((r, i) => out.set(r.line, masked.length === run.length ? masked[i]! : "«redacted»"));
+    run = [];
+  };
+  let last = -Infinity;
+  for (const r of records) {
+    if (r.line <= last) continue; // records are sorted; a line reported twice is shown once
+    if (r.line !== last + 1) flush();
+    run.push(r);
+    last = r.line;
+  }
+  flush();
+  return out;
+}
+
+function cut(text: string, o: ShapeOptions): string {
+  return text.length > o.maxLineChars ? text.slice(0, o.maxLineChars) + LINE_CUT_MARKER : text;
 }
 
 function byPath(a: string, b: string): number {
