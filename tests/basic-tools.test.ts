@@ -1,10 +1,15 @@
 import assert from "node:assert/strict";
-import { readFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { StructuredTool } from "@langchain/core/tools";
 import { createBasicTools, formatCurrentTime, isDangerousCommand, scrubEnv, threadIdFromConfig, workspaceFromConfig } from "../tools/index.js";
+import { detectSandbox } from "../src/fileops/sandbox.js";
 import { tempRoot } from "./helpers/agentHarness.js";
+
+// Under CI (which installs bubblewrap) a missing sandbox is a failure, not a skip.
+const sandboxFound = await detectSandbox();
+const sandboxSkip = sandboxFound.available || process.env.CI === "true" ? false : `no sandbox here: ${sandboxFound.reason}`;
 
 let root: string;
 let cleanup: () => Promise<void>;
@@ -93,13 +98,47 @@ describe("run_command", () => {
     assert.doesNotMatch(out, new RegExp(root));
   });
 
-  it("kills the whole process group on timeout", async () => {
+  it("kills the whole process group on timeout (unsandboxed: host pids)", async () => {
     const started = Date.now();
-    const out: string = await shell().invoke({ command: "sleep 30 & echo $! > bg.pid; sleep 30", timeout: 2 }, thread("sh-timeout"));
+    const out: string = await shell({ shell: { sandbox: "off" } }).invoke({ command: "sleep 30 & echo $! > bg.pid; sleep 30", timeout: 2 }, thread("sh-timeout"));
     assert.match(out, /timed out after 2 s/);
     assert.ok(Date.now() - started < 20_000, "returned well before the commands would have ended");
     const pid = Number((await readFile(path.join(root, "sh-timeout", "bg.pid"), "utf8")).trim());
     assert.ok(await processGone(pid, 5_000), `background child ${pid} was killed with the group`);
+  });
+
+  it("runs sandboxed by default: other threads, the Node process and its secrets are out of reach", { skip: sandboxSkip }, async () => {
+    process.env.WB_TEST_SANDBOX_PARENT_SECRET = "parent-secret-9f1c";
+    try {
+      await mkdir(path.join(root, "sb-other"), { recursive: true });
+      await writeFile(path.join(root, "sb-other", "private.txt"), "other thread\n");
+      const tool = shell();
+      const msg = await tool.invoke({ id: "c1", name: "run_command", type: "tool_call", args: { command: "echo inside > made.txt; cat ../sb-other/private.txt; cat /proc/1/environ /proc/$PPID/environ 2>&1 | tr '\\0' '\\n' | grep -c WB_TEST_SANDBOX; ls /proc | grep -c '^[0-9]'" } }, thread("sb-1"));
+      assert.equal(await readFile(path.join(root, "sb-1", "made.txt"), "utf8"), "inside\n");
+      const text = String(msg.content);
+      assert.doesNotMatch(text, /other thread|parent-secret/);
+      assert.deepEqual(msg.artifact, { sandboxed: true, environment: "sandbox" });
+    } finally {
+      delete process.env.WB_TEST_SANDBOX_PARENT_SECRET;
+    }
+  });
+
+  it('sandbox "off" runs on the host and says so in the result artifact', async () => {
+    const msg = await shell({ shell: { sandbox: "off" } }).invoke({ id: "c2", name: "run_command", type: "tool_call", args: { command: "echo host" } }, thread("sb-off"));
+    assert.match(String(msg.content), /^host\n\[exit code 0\]$/);
+    assert.equal(msg.artifact.sandboxed, false);
+    assert.match(msg.artifact.note, /shell.sandbox is "off"/);
+  });
+
+  it('sandbox "required" refuses to build when bwrap is missing, and an invalid mode is an option error', () => {
+    const savedPath = process.env.PATH;
+    process.env.PATH = "/nonexistent";
+    try {
+      assert.throws(() => shell({ shell: { sandbox: "required" } }), /"required" but bwrap \(bubblewrap\) is not installed/);
+    } finally {
+      process.env.PATH = savedPath;
+    }
+    assert.throws(() => shell({ shell: { sandbox: "sometimes" as never } }), /Invalid run_command options/);
   });
 
   it("caps the output, keeping its head and tail and saying how much was left out", async () => {

@@ -3,7 +3,7 @@
 export { createBasicTools, createCurrentTimeTool, formatCurrentTime, type BasicToolsOptions } from "./basic.js";
 export {
   createRunCommandTool,
-  defaultCommandEnvironment,
+  commandEnvironmentForThread,
   isDangerousCommand,
   runAgentCommand,
   runShellCommand,
@@ -12,6 +12,7 @@ export {
   DEFAULT_MAX_OUTPUT_CHARS,
   type AgentCommandResult,
   type AgentCommandSettings,
+  type CommandSandboxOptions,
   type RunCommandToolOptions,
   type RunShellCommandOptions,
   type ShellCommandResult,

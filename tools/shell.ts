@@ -1,12 +1,15 @@
+import { existsSync } from "node:fs";
+import path from "node:path";
 import { StringDecoder } from "node:string_decoder";
 import { tool, type StructuredTool } from "@langchain/core/tools";
 import { z } from "zod";
 import type { Environment, EnvironmentOption } from "../src/fileops/environment.js";
 import { shellQuote } from "../src/fileops/quote.js";
+import { commandEnvironmentFor, defaultSandboxEnv, type CommandEnvironment } from "../src/fileops/sandbox.js";
 import { defaultLocalEnvironment, isEnvironmentOption, isLocalEnvironment, ThreadEnvironments, ENVIRONMENT_OPTION_MESSAGE } from "../src/fileops/threadEnvironment.js";
 import type { FileOperations } from "../src/fileops/types.js";
 import { redactSecrets } from "../src/guards/redact.js";
-import type { Workspace } from "../src/workspace.js";
+import { resolveRootDir, type Workspace } from "../src/workspace.js";
 import { isDangerousCommand } from "./dangerousCommands.js";
 import { markWorkbenchTool, workspaceFromConfig } from "./context.js";
 
@@ -166,12 +169,54 @@ export function runShellCommand(command: string, options: RunShellCommandOptions
   return execCapped(defaultLocalEnvironment(), command, options);
 }
 
+/** How commands on this machine are isolated (`shell` options of run_command and WorkbenchBackend.execute). */
+export interface CommandSandboxOptions {
+  /**
+   * `"auto"` (default): each command runs in a bubblewrap sandbox when bwrap works here (see
+   * README "Local sandbox"), else unsandboxed with one warning when the tool is built and a note
+   * in every result. `"required"`: never run unsandboxed (building the tool throws when bwrap is
+   * missing; a failed probe refuses each call). `"off"`: run on the host, explicitly.
+   * Only for commands on this machine: a configured `environment` (container, SSH host) is its
+   * own isolation.
+   */
+  sandbox?: "auto" | "required" | "off";
+  /** Let sandboxed commands use the network (default false: no network at all). */
+  network?: boolean;
+}
+
+export const commandSandboxSchema = {
+  sandbox: z.enum(["auto", "required", "off"]).optional(),
+  network: z.boolean().optional(),
+};
+
 /**
- * Where commands run when no `environment` is configured: this machine, unsandboxed. The one
- * place to change when a different default (e.g. a sandbox) is chosen.
+ * Where a thread's commands run: the configured environment, else this machine — sandboxed by
+ * default ({@link commandEnvironmentFor}). The one place that makes this choice.
  */
-export function defaultCommandEnvironment(_ws: Workspace): Environment {
-  return defaultLocalEnvironment();
+export async function commandEnvironmentForThread(environments: ThreadEnvironments, ws: Workspace, shell: CommandSandboxOptions = {}): Promise<CommandEnvironment> {
+  if (environments.environment !== undefined) {
+    const environment = await environments.environmentFor(ws.threadId);
+    return { environment, sandboxed: environment.sandboxed === true };
+  }
+  return commandEnvironmentFor(ws.dir, { sandbox: shell.sandbox ?? "auto", ...(shell.network === undefined ? {} : { network: shell.network }) });
+}
+
+/**
+ * Checks at build time what can be checked synchronously and starts the sandbox probe, so the
+ * one "unsandboxed" warning appears when the tools are built, not at the first call.
+ */
+export function prepareCommandSandbox(shell: CommandSandboxOptions, hasEnvironment: boolean, rootDir?: string): void {
+  if (hasEnvironment || shell.sandbox === "off") return;
+  if (shell.sandbox === "required" && !bwrapOnPath()) {
+    throw new Error(
+      'shell.sandbox is "required" but bwrap (bubblewrap) is not installed. Install it (Debian/Ubuntu: apt-get install bubblewrap), or set shell.sandbox to "auto" or "off".',
+    );
+  }
+  commandEnvironmentFor(resolveRootDir(rootDir), { sandbox: shell.sandbox ?? "auto" }).catch(() => undefined);
+}
+
+function bwrapOnPath(): boolean {
+  return (process.env.PATH ?? "/usr/bin:/bin").split(path.delimiter).some((dir) => dir !== "" && existsSync(path.join(dir, "bwrap")));
 }
 
 /** Settings of {@link runAgentCommand}. */
@@ -223,7 +268,10 @@ export async function runAgentCommand(command: string, settings: AgentCommandSet
   const extra = { ...AGENT_COMMAND_VARIABLES, ...settings.env };
   let line = command;
   let env: Record<string, string> | undefined;
-  if (isLocalEnvironment(settings.environment)) {
+  if (isLocalEnvironment(settings.environment) && settings.environment.sandboxed === true) {
+    // A sandbox sees none of the host's home or tools layout: a minimal, explicit environment.
+    env = { ...defaultSandboxEnv(ws.dir), PWD: ws.dir, ...extra };
+  } else if (isLocalEnvironment(settings.environment)) {
     env = { ...scrubEnv(process.env), PWD: ws.dir, ...extra };
   } else {
     // A remote host or container keeps its own PATH and HOME: only the chosen variables are set,
@@ -261,14 +309,19 @@ export interface RunCommandToolOptions {
   env?: Record<string, string>;
   /**
    * Where commands run: an Environment for every thread, or `(threadId) => Environment` for one
-   * per thread (see `createWorkbench`). Default: this machine ({@link defaultCommandEnvironment}).
+   * per thread (see `createWorkbench`). Default: this machine, sandboxed ({@link commandEnvironmentForThread}).
    */
   environment?: EnvironmentOption;
   /** File access used to create the thread directory (default: the environment's own). */
   fileOps?: FileOperations;
+  /** Sandbox for commands on this machine: `"auto"` (default), `"required"` or `"off"`; see {@link CommandSandboxOptions}. */
+  sandbox?: CommandSandboxOptions["sandbox"];
+  /** Network inside the sandbox (default false). */
+  network?: boolean;
 }
 
 const runCommandOptionsSchema = z.object({
+  ...commandSandboxSchema,
   rootDir: z.string().min(1).optional(),
   environment: z.custom<EnvironmentOption>(isEnvironmentOption, ENVIRONMENT_OPTION_MESSAGE).optional(),
   fileOps: z.custom<FileOperations>((v) => typeof v === "object" && v !== null && typeof (v as FileOperations).mkdirp === "function", "fileOps must implement FileOperations").optional(),
@@ -307,21 +360,23 @@ export function createRunCommandTool(options: RunCommandToolOptions = {}): Struc
   const defaultTimeout = Math.min(opts.defaultTimeoutSeconds ?? DEFAULT_COMMAND_TIMEOUT_SECONDS, maxTimeout);
   const maxOutputChars = opts.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
   const environments = new ThreadEnvironments({ environment: opts.environment });
+  prepareCommandSandbox(opts, opts.environment !== undefined, opts.rootDir);
 
   const runCommand = tool(
     async ({ command, timeout }, config) => {
       if (typeof command !== "string" || command.trim() === "") {
-        return "Error: `command` is empty. Pass a bash command line, e.g. `ls -la`.";
+        return withMeta("Error: `command` is empty. Pass a bash command line, e.g. `ls -la`.");
       }
       const seconds = timeout ?? defaultTimeout;
       if (!Number.isFinite(seconds) || seconds <= 0 || seconds > maxTimeout) {
-        return `Error: timeout must be between 1 and ${maxTimeout} seconds (got ${String(timeout)}). Omit it for the default of ${defaultTimeout} s.`;
+        return withMeta(`Error: timeout must be between 1 and ${maxTimeout} seconds (got ${String(timeout)}). Omit it for the default of ${defaultTimeout} s.`);
       }
       try {
         const ws = workspaceFromConfig(config, opts.rootDir);
-        const environment = opts.environment === undefined ? defaultCommandEnvironment(ws) : await environments.environmentFor(ws.threadId);
+        const chosen = await commandEnvironmentForThread(environments, ws, opts);
+        const meta = { sandboxed: chosen.sandboxed, environment: chosen.environment.kind, ...(chosen.reason ? { note: chosen.reason } : {}) };
         const result = await runAgentCommand(command, {
-          environment,
+          environment: chosen.environment,
           fileOps: opts.fileOps ?? (await environments.fileOpsFor(ws.threadId)),
           workspace: ws,
           timeoutMs: Math.round(seconds * 1000),
@@ -330,14 +385,17 @@ export function createRunCommandTool(options: RunCommandToolOptions = {}): Struc
           env: opts.env,
           signal: config?.signal,
         });
-        if (result.refused !== undefined) return `Error: ${result.refused}`;
-        return formatResult(result, seconds);
+        if (result.refused !== undefined) return withMeta(`Error: ${result.refused}`, meta);
+        return withMeta(formatResult(result, seconds), meta);
       } catch (err) {
-        return `Error: could not run the command: ${(err as Error)?.message ?? String(err)}`;
+        return withMeta(`Error: could not run the command: ${(err as Error)?.message ?? String(err)}`);
       }
     },
     {
       name: "run_command",
+      // The artifact carries how the command ran ({ sandboxed, environment, note }) for the app;
+      // the model sees only the content.
+      responseFormat: "content_and_artifact",
       description:
         "Run a shell command (bash) in the workspace directory and get its combined stdout/stderr and exit code. " +
         `Output over ${maxOutputChars.toLocaleString("en-US")} characters keeps only its beginning and end. ` +
@@ -346,6 +404,11 @@ export function createRunCommandTool(options: RunCommandToolOptions = {}): Struc
     },
   );
   return markWorkbenchTool(runCommand) as unknown as StructuredTool;
+}
+
+/** run_command's answer: the text for the model and, as the ToolMessage artifact, how it ran. */
+function withMeta(content: string, meta: Record<string, unknown> = {}): [string, Record<string, unknown>] {
+  return [content, meta];
 }
 
 function formatResult(r: ShellCommandResult, seconds: number): string {

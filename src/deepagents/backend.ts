@@ -39,7 +39,7 @@ import { OpenRefusedError, type FileOperations, type OpenGuard } from "../fileop
 import { dropHardLinkedResults, verifyReportedLines } from "../search/refused.js";
 import { resolveRootDir, Workspace, WorkspacePathError } from "../workspace.js";
 import { threadIdFromConfig } from "../../tools/context.js";
-import { DEFAULT_COMMAND_TIMEOUT_SECONDS, DEFAULT_MAX_OUTPUT_CHARS, runAgentCommand } from "../../tools/shell.js";
+import { commandEnvironmentForThread, DEFAULT_COMMAND_TIMEOUT_SECONDS, DEFAULT_MAX_OUTPUT_CHARS, prepareCommandSandbox, runAgentCommand, type CommandSandboxOptions } from "../../tools/shell.js";
 import { globMatcher } from "./glob.js";
 
 /** Options of {@link WorkbenchBackend}. */
@@ -96,6 +96,10 @@ export interface WorkbenchExecuteOptions {
   allowDangerous?: boolean;
   /** Variables passed on purpose, added after scrubbing. */
   env?: Record<string, string>;
+  /** Sandbox for commands on this machine (default `"auto"`), as run_command's `sandbox` option. */
+  sandbox?: CommandSandboxOptions["sandbox"];
+  /** Network inside the sandbox (default false). */
+  network?: boolean;
 }
 
 const DEFAULTS = {
@@ -169,6 +173,10 @@ export class WorkbenchBackend implements BackendProtocolV2 {
     const seconds = options.timeoutSeconds ?? DEFAULT_COMMAND_TIMEOUT_SECONDS;
     if (!(Number.isFinite(seconds) && seconds > 0)) throw new TypeError("WorkbenchBackend: execute.timeoutSeconds must be a positive number");
     const maxOutputChars = positiveInt("execute.maxOutputChars", options.maxOutputChars, DEFAULT_MAX_OUTPUT_CHARS);
+    if (options.sandbox !== undefined && !["auto", "required", "off"].includes(options.sandbox)) {
+      throw new TypeError('WorkbenchBackend: execute.sandbox must be "auto", "required" or "off"');
+    }
+    prepareCommandSandbox(options, this.environments.environment !== undefined, this.rootDir);
     // eslint-disable-next-line @typescript-eslint/no-this-alias -- fallback for a detached call
     const owner = this;
     // A function, not an arrow: `this` is the backend it is called on (a forThread() pin).
@@ -180,8 +188,9 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       let ws: Workspace | undefined;
       try {
         ws = self.workspace();
+        const chosen = await commandEnvironmentForThread(self.environments, ws, options);
         const result = await runAgentCommand(command, {
-          environment: await self.environments.environmentFor(ws.threadId),
+          environment: chosen.environment,
           fileOps: await self.environments.fileOpsFor(ws.threadId),
           workspace: ws,
           timeoutMs: Math.round(seconds * 1000),

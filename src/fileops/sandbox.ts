@@ -20,7 +20,7 @@ import path from "node:path";
 import { z } from "zod";
 import { checkExecOptions, type Environment, type ExecOptions, type ExecResult } from "./environment.js";
 import { LocalFileOperations } from "./local.js";
-import { LocalShellEnvironment } from "./localShell.js";
+import { LocalEnvironment } from "./localShell.js";
 import type { FileOperations } from "./types.js";
 
 const absolutePath = z
@@ -434,7 +434,7 @@ export async function commandEnvironmentFor(workspaceDir: string, options: Comma
   const opts = parsed.data;
   const mode = opts.sandbox ?? "auto";
   const unsandboxed = (reason: string): CommandEnvironment => ({
-    environment: new LocalShellEnvironment({ env: opts.env ?? defaultSandboxEnv(workspaceDir), defaultTimeoutMs: opts.defaultTimeoutMs }),
+    environment: new LocalEnvironment({ env: opts.env ?? defaultSandboxEnv(workspaceDir), defaultTimeoutMs: opts.defaultTimeoutMs }),
     sandboxed: false,
     reason,
   });
