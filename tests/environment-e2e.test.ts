@@ -13,23 +13,29 @@ import { createAgent } from "langchain";
 import { isWorkspaceTreeMessage } from "../middleware/treeMessage.js";
 import type { Environment, EnvironmentOption } from "../src/fileops/environment.js";
 import { LocalEnvironment, LocalShellEnvironment } from "../src/fileops/localShell.js";
+import { DockerSandbox } from "../src/fileops/dockerSandbox.js";
+import { detectSandbox } from "../src/fileops/sandbox.js";
 import { SshEnvironment } from "../src/fileops/ssh.js";
 import { createWorkbench } from "../src/workbench.js";
+import { DOCKER, dockerUnavailable, IMAGE } from "./helpers/docker.js";
 import { sshdUnavailable, startSshd, type TestSshd } from "./helpers/sshd.js";
 
 let root = "";
 let sshd: TestSshd | undefined;
 let sshSkip: string | undefined;
-const opened: Environment[] = [];
+let dockerSkip: string | undefined;
+let bwrapSkip: string | undefined;
+const opened: Array<{ close?(): Promise<void> }> = [];
 
-function track<E extends Environment>(env: E): E {
+function track<E extends { close?(): Promise<void> }>(env: E): E {
   opened.push(env);
   return env;
 }
 
 /** name → the `environment` option (undefined: the default, this machine) or a reason to skip. */
-const ENVIRONMENTS: Array<{ name: string; make: () => EnvironmentOption | undefined; skip?: () => string | undefined }> = [
-  { name: "local (default, no option)", make: () => undefined },
+const ENVIRONMENTS: Array<{ name: string; make: () => EnvironmentOption | undefined; skip?: () => string | undefined; ownDisk?: boolean }> = [
+  // No option: this machine, commands in a bubblewrap sandbox (the default where bwrap works).
+  { name: "local default: bubblewrap sandbox for commands", make: () => undefined, skip: () => bwrapSkip },
   { name: "LocalEnvironment", make: () => new LocalEnvironment() },
   { name: "LocalShellEnvironment (files through a shell over exec)", make: () => track(new LocalShellEnvironment()) },
   {
@@ -44,11 +50,25 @@ const ENVIRONMENTS: Array<{ name: string; make: () => EnvironmentOption | undefi
     },
   },
   { name: "SshEnvironment (real sshd on 127.0.0.1)", make: () => track(new SshEnvironment(sshd!.options)), skip: () => sshSkip },
+  {
+    name: "DockerSandbox, bind mode (real engine: one container per thread)",
+    make: () => track(DockerSandbox({ image: IMAGE, rootDir: root, dockerPath: DOCKER, labels: { "workbench.test": "1" } })),
+    skip: () => dockerSkip,
+  },
+  {
+    name: "DockerSandbox, container mode (the workspace lives only in the container)",
+    make: () => track(DockerSandbox({ image: IMAGE, rootDir: root, dockerPath: DOCKER, labels: { "workbench.test": "1" }, workspaceMode: "container" })),
+    skip: () => dockerSkip,
+    ownDisk: true,
+  },
 ];
 
 before(async () => {
   root = await mkdtemp(path.join(os.tmpdir(), "wb-env-e2e-"));
   sshSkip = await sshdUnavailable();
+  dockerSkip = await dockerUnavailable();
+  const bwrap = await detectSandbox();
+  bwrapSkip = bwrap.available || process.env.CI === "true" ? undefined : bwrap.reason;
   if (!sshSkip) sshd = await startSshd();
 });
 
@@ -67,7 +87,7 @@ function turn(calls: Array<{ name: string; args: Record<string, unknown>; id: st
 }
 
 describe("one environment per thread, end to end", () => {
-  ENVIRONMENTS.forEach(({ name, make, skip }, index) => {
+  ENVIRONMENTS.forEach(({ name, make, skip, ownDisk }, index) => {
     test(name, async (t) => {
       const reason = skip?.();
       if (reason) return t.skip(reason);
@@ -103,8 +123,8 @@ describe("one environment per thread, end to end", () => {
         );
         for (const m of tools) assert.ok(!text(m).includes(root), `host path in ${m.name}: ${text(m)}`);
 
-        // The files are where the environment put them (every kind here shares this disk).
-        assert.equal(await readFile(path.join(root, thread, "out", "b.txt"), "utf8"), "made-by-shell\n");
+        // The files are where the environment put them (all kinds but container mode share this disk).
+        if (!ownDisk) assert.equal(await readFile(path.join(root, thread, "out", "b.txt"), "utf8"), "made-by-shell\n");
 
         // The model call after run_command created out/b.txt was shown a tree that lists it.
         const afterShell = model.calls[3]!.messages as BaseMessage[];
