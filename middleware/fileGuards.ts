@@ -15,12 +15,12 @@
  * stay stateless and work without this module — then without dedup, staleness and loop checks.
  */
 import { ToolMessage } from "@langchain/core/messages";
-import { isGraphBubbleUp, ReducedValue, StateSchema } from "@langchain/langgraph";
+import { ReducedValue, StateSchema } from "@langchain/langgraph";
 import { createMiddleware, type ToolCallRequest } from "langchain";
 import { z } from "zod";
 import { fileToolProbe, type FileToolProbe, type FileToolTarget } from "../tools/fileToolSupport.js";
 import type { ToolCallStep } from "./toolCallSteps.js";
-import { mapMessageText, toolErrorMessage, withStateUpdate, type ToolCallResult } from "./toolResults.js";
+import { isControlFlow, mapMessageText, toolErrorMessage, withStateUpdate, type ToolCallResult } from "./toolResults.js";
 
 /** One remembered read window. */
 export interface ReadLedgerEntry {
@@ -244,7 +244,7 @@ export function createFileGuardsStep(options: FileGuardsOptions = {}): FileGuard
     try {
       return probe.kind === "read" ? await guardedRead(request, handler, probe, state, loopBefore) : await guardedWrite(request, handler, probe, state);
     } catch (err) {
-      if (isGraphBubbleUp(err) || request.runtime?.signal?.aborted) throw err;
+      if (isControlFlow(err) || request.runtime?.signal?.aborted) throw err;
       return toolErrorMessage(request.toolCall, err);
     }
   };
