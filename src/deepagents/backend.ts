@@ -35,7 +35,7 @@ import { withPathLock } from "../fileops/lock.js";
 import type { FileOperations } from "../fileops/types.js";
 import { resolveRootDir, Workspace, WorkspacePathError } from "../workspace.js";
 import { threadIdFromConfig } from "../../tools/context.js";
-import { globMatcher } from "./glob.js";
+import { GlobLimitError, globMatcher } from "./glob.js";
 
 /** Options of {@link WorkbenchBackend}. */
 export interface WorkbenchBackendOptions {
@@ -344,7 +344,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       const system = await ws.resolve(agentPath, this.ops);
       return await fn({ ws, system, shown: this.shownPath(ws, system) });
     } catch (err) {
-      const message = err instanceof WorkspacePathError ? err.message : describeFsError(err, agentPath);
+      const message = err instanceof WorkspacePathError || err instanceof GlobLimitError || err instanceof SearchEngineError ? err.message : describeFsError(err, agentPath);
       return { error: ws ? ws.rewrite(message) : message } as R;
     }
   }
@@ -404,7 +404,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
         timeoutMs: SEARCH_TIMEOUT_MS,
         maxOutputBytes: 64 * 1024 * 1024,
       });
-      if (outcome.error) throw new Error(outcome.error);
+      if (outcome.error) throw new SearchEngineError(outcome.error);
       for (const system of outcome.files) files.push({ system, rel: relativeTo(t.system, system) });
       return { files, truncated: !outcome.complete };
     }
@@ -428,7 +428,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       timeoutMs: SEARCH_TIMEOUT_MS,
       maxOutputBytes: 16 * 1024 * 1024,
     });
-    if (outcome.error) throw new Error(outcome.error);
+    if (outcome.error) throw new SearchEngineError(outcome.error);
     const raw: RawGrep = { matches: [], truncated: !outcome.complete, skippedCredentials: 0 };
     const skipped = new Set<string>();
     for (const rec of outcome.lines) {
@@ -520,6 +520,9 @@ const MAX_GREP_MATCHES = 1_000;
 const SEARCH_TIMEOUT_MS = 30_000;
 /** Files up to this size get a total line count with each read window. */
 const COUNT_LINES_MAX_BYTES = 32 * 1024 * 1024;
+
+/** A search engine's answer phrased for the model (invalid glob, regex timeout…): shown as is. */
+class SearchEngineError extends Error {}
 
 interface RawGrep {
   /** `path` is a system path; `text` is the raw line. */

@@ -13,6 +13,7 @@ import type { Dirent } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
 import pLimit from "p-limit";
+import { GlobLimitError } from "./globMatch.js";
 import { globMatcher, ignoreLayer, isIgnored, relativePath, type IgnoreLayer } from "./globs.js";
 import { emptyOutcome, type SearchOutcome, type SearchRequest } from "./types.js";
 
@@ -41,7 +42,13 @@ export async function runJsSearch(req: SearchRequest): Promise<SearchOutcome> {
   const regex = req.target === "content" ? compileSearchPattern(req.pattern) : undefined;
   if (typeof regex === "string") return { ...out, error: regex };
   const deadline = Date.now() + req.timeoutMs;
-  const state = new Walk(req, out, deadline, regex);
+  let state: Walk;
+  try {
+    state = new Walk(req, out, deadline, regex);
+  } catch (err) {
+    if (err instanceof GlobLimitError) return { ...out, error: err.message };
+    throw err;
+  }
   try {
     const s = await stat(req.searchPath);
     if (s.isFile()) await state.visitFile(req.searchPath, true);

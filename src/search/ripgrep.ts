@@ -5,6 +5,7 @@
 import { spawn } from "node:child_process";
 import { stat } from "node:fs/promises";
 import path from "node:path";
+import { GlobLimitError } from "./globMatch.js";
 import { globMatcher, relativePath } from "./globs.js";
 import { emptyOutcome, type SearchOutcome, type SearchRequest } from "./types.js";
 
@@ -57,6 +58,13 @@ export async function runRipgrep(req: SearchRequest, binary = "rg"): Promise<Sea
   const hasIgnore = await stat(ignoreFile).then((s) => s.isFile(), () => false);
   const args = ripgrepArgs(req, hasIgnore && req.searchPath !== req.cwd ? ignoreFile : undefined);
   const out = emptyOutcome("ripgrep");
+  let wanted: (file: string) => boolean;
+  try {
+    wanted = pathFilter(req);
+  } catch (err) {
+    if (err instanceof GlobLimitError) return { ...out, error: err.message };
+    throw err;
+  }
   return new Promise((resolveOnce) => {
     let settled = false;
     const resolve = (o: SearchOutcome) => {
@@ -82,7 +90,6 @@ export async function runRipgrep(req: SearchRequest, binary = "rg"): Promise<Sea
     // --json and --count print one record per line; file lists are NUL-separated (names may hold newlines).
     const separator = req.target === "content" && req.mode !== "files_only" ? "\n" : "\0";
     let matches = 0;
-    const wanted = pathFilter(req);
     const take = (record: string) => {
       if (stopped || record === "") return;
       if (req.target === "files" || req.mode === "files_only") {
