@@ -1,13 +1,16 @@
 /**
  * The ripgrep engine: `rg` spawned with an argument array (never a shell), `--` before the
- * pattern, `--json` parsed as a stream, bounded by a timeout, an output cap and a record cap.
+ * pattern, its output parsed as a stream, bounded by a timeout, an output cap, a record cap and
+ * a line-width cap (`--max-columns`).
  */
 import { spawn } from "node:child_process";
 import { stat } from "node:fs/promises";
 import path from "node:path";
+import { StringDecoder } from "node:string_decoder";
+import { LIMITS } from "../guards/limits.js";
 import { GlobLimitError } from "./globMatch.js";
 import { globMatcher, relativePath } from "./globs.js";
-import { emptyOutcome, type SearchOutcome, type SearchRequest } from "./types.js";
+import { emptyOutcome, type LineRecord, type SearchOutcome, type SearchRequest } from "./types.js";
 
 /** Flags that make ripgrep see the same files as the JS fallback, whatever the user's setup. */
 const COMMON_FLAGS = [
@@ -48,8 +51,12 @@ export function ripgrepArgs(req: SearchRequest, workspaceIgnore?: string): strin
   if (req.target === "files") return ["--files", "--null", ...flags, "--", target];
   if (req.mode === "files_only") return ["--files-with-matches", "--null", ...flags, "--", req.pattern, target];
   if (req.mode === "count") return ["--count", "--with-filename", "--null", ...flags, "--", req.pattern, target];
-  const context = req.context > 0 ? [`--context=${req.context}`] : [];
-  return ["--json", ...flags, ...context, "--", req.pattern, target];
+  const context = req.context > 0 ? [`--context=${req.context}`, "--no-context-separator"] : [];
+  // Not --json: its printer ignores --max-columns and builds every submatch of a line in memory
+  // (one search over a 64 MB single-line file peaked at 6.9 GB). The standard printer with a
+  // column cap keeps ripgrep's memory near the size of the longest line.
+  const lines = ["--no-heading", "--with-filename", "--line-number", "--null", "--color=never", `--max-columns=${LIMITS.searchLineMaxBytes}`, "--max-columns-preview"];
+  return [...lines, ...flags, ...context, "--", req.pattern, target];
 }
 
 /** Runs ripgrep for `req`. Never rejects: failures come back in `error`. */
@@ -87,8 +94,9 @@ export async function runRipgrep(req: SearchRequest, binary = "rg"): Promise<Sea
       setTimeout(() => resolve(out), KILL_GRACE_MS).unref();
     };
     const timer = setTimeout(() => stop("timeout"), req.timeoutMs);
-    // --json and --count print one record per line; file lists are NUL-separated (names may hold newlines).
-    const separator = req.target === "content" && req.mode !== "files_only" ? "\n" : "\0";
+    // --count prints one record per line; file lists are NUL-separated (names may hold newlines).
+    const separator = req.target === "content" && req.mode === "count" ? "\n" : "\0";
+    const decoder = new StringDecoder("utf8");
     let matches = 0;
     const take = (record: string) => {
       if (stopped || record === "") return;
@@ -103,20 +111,28 @@ export async function runRipgrep(req: SearchRequest, binary = "rg"): Promise<Sea
         if (!wanted(file)) return;
         out.counts.push({ path: file, count: Number(record.slice(nul + 1)) });
         if (out.counts.length >= req.maxRecords) stop("limit");
-      } else if (parseJsonLine(record, req.cwd, out, wanted) && ++matches >= req.maxRecords) {
-        stop("limit");
       }
     };
-    child.stdout.setEncoding("utf8");
-    child.stdout.on("data", (chunk: string) => {
+    const lineParser = req.target === "content" && req.mode === "content" ? new LineRecordParser() : undefined;
+    const takeLine = (rec: LineRecord) => {
+      if (stopped || !wanted(rec.path)) return;
+      out.lines.push(rec);
+      if (rec.match && ++matches >= req.maxRecords) stop("limit");
+    };
+    child.stdout.on("data", (chunk: Buffer) => {
       if (stopped) return;
-      bytes += Buffer.byteLength(chunk);
+      bytes += chunk.length;
       if (bytes > req.maxOutputBytes) return stop("output");
-      if (!chunk.includes(separator)) {
-        pending += chunk; // a long record arriving in pieces: no re-splitting per piece
+      if (lineParser) {
+        lineParser.push(chunk, req.cwd, takeLine);
         return;
       }
-      const parts = (pending + chunk).split(separator);
+      const text = decoder.write(chunk);
+      if (!text.includes(separator)) {
+        pending += text; // a long record arriving in pieces: no re-splitting per piece
+        return;
+      }
+      const parts = (pending + text).split(separator);
       pending = parts.pop()!;
       for (const p of parts) take(p);
     });
@@ -130,7 +146,7 @@ export async function runRipgrep(req: SearchRequest, binary = "rg"): Promise<Sea
     });
     child.on("close", (code) => {
       clearTimeout(timer);
-      if (!stopped) take(pending);
+      if (!stopped) take(pending + decoder.end());
       // 0: matches, 1: none; 2: an error — with results it is a per-file problem (permission…).
       if (code === 2 && !stopped && out.lines.length + out.files.length + out.counts.length === 0 && stderr.trim() !== "") {
         out.error = describeRipgrepError(stderr);
@@ -140,30 +156,50 @@ export async function runRipgrep(req: SearchRequest, binary = "rg"): Promise<Sea
   });
 }
 
-/** Parses one `--json` line into `out`; true when it added a match. */
-function parseJsonLine(line: string, cwd: string, out: SearchOutcome, wanted: (file: string) => boolean): boolean {
-  let msg: { type?: string; data?: { path?: RgData; lines?: RgData; line_number?: number } };
-  try {
-    msg = JSON.parse(line);
-  } catch {
-    return false;
+/**
+ * Parses the standard printer's `PATH\0LINE:TEXT\n` (match) and `PATH\0LINE-TEXT\n` (context)
+ * records from byte chunks. Paths may hold newlines (hence `--null`); text never does. Bytes are
+ * decoded per field, so a character split across chunks survives.
+ */
+class LineRecordParser {
+  private pending: Buffer = Buffer.alloc(0);
+
+  push(chunk: Buffer, cwd: string, take: (rec: LineRecord) => void): void {
+    let buf = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk]);
+    let pos = 0;
+    for (;;) {
+      const nul = buf.indexOf(0, pos);
+      const eol = buf.indexOf(0x0a, pos);
+      if (eol !== -1 && (nul === -1 || eol < nul)) {
+        // A line without a path separator: ripgrep's "binary file matches" notice for an explicit file.
+        pos = eol + 1;
+        continue;
+      }
+      if (nul === -1) break;
+      const end = buf.indexOf(0x0a, nul + 1);
+      if (end === -1) break;
+      const rec = parseRecord(buf, pos, nul, end, cwd);
+      if (rec) take(rec);
+      pos = end + 1;
+    }
+    buf = buf.subarray(pos);
+    this.pending = buf.length === 0 ? Buffer.alloc(0) : Buffer.from(buf);
   }
-  if ((msg.type !== "match" && msg.type !== "context") || !msg.data?.path || !msg.data.lines) return false;
-  const file = absolute(cwd, dataText(msg.data.path));
-  if (!wanted(file)) return false;
-  const text = dataText(msg.data.lines).replace(/\r?\n$/, "");
-  out.lines.push({ path: file, line: msg.data.line_number ?? 0, text, match: msg.type === "match" });
-  return msg.type === "match";
 }
 
-interface RgData {
-  text?: string;
-  bytes?: string;
-}
+/** `--max-columns-preview` ends a cut line with this; the cut is marked again downstream. */
+const PREVIEW_SUFFIX = " [... omitted end of long line]";
 
-/** ripgrep sends non-UTF-8 paths and lines base64-encoded. */
-function dataText(d: RgData): string {
-  return d.text ?? Buffer.from(d.bytes ?? "", "base64").toString("utf8");
+function parseRecord(buf: Buffer, start: number, nul: number, end: number, cwd: string): LineRecord | undefined {
+  let i = nul + 1;
+  let line = 0;
+  while (i < end && buf[i]! >= 0x30 && buf[i]! <= 0x39) line = line * 10 + (buf[i++]! - 0x30);
+  const sep = buf[i];
+  if (i === nul + 1 || (sep !== 0x3a && sep !== 0x2d)) return undefined;
+  let text = buf.toString("utf8", i + 1, end);
+  if (text.endsWith("\r")) text = text.slice(0, -1);
+  if (text.endsWith(PREVIEW_SUFFIX)) text = text.slice(0, -PREVIEW_SUFFIX.length);
+  return { path: absolute(cwd, buf.toString("utf8", start, nul)), line, text, match: sep === 0x3a };
 }
 
 /** The glob filters of the request (file_glob, and the name glob of target="files"), on absolute paths. */
