@@ -9,6 +9,7 @@
 import { z } from "zod";
 import { withPathLock, withPathLocks } from "../src/fileops/lock.js";
 import { hasBinaryExtension, sniffBinary, SNIFF_BYTES } from "../src/guards/binary.js";
+import { editInputProblem, editResultProblem, LIMITS } from "../src/guards/limits.js";
 import { containsRedactionMarker, redactSecrets } from "../src/guards/redact.js";
 import { parseV4A, planReplace, planV4APatch, unifiedDiff, type PatchFileOp } from "../src/patch/index.js";
 import {
@@ -25,9 +26,6 @@ import {
 } from "./fileToolSupport.js";
 import { workspaceFromConfig } from "./context.js";
 import { guardWriteContent, writeHoldingLock } from "./writeFile.js";
-
-/** Largest file patch edits in memory (whole-file text). */
-const MAX_PATCH_FILE_BYTES = 16 * 1024 * 1024;
 
 export const patchSchema = z.object({
   mode: z
@@ -59,7 +57,8 @@ async function readForPatch(target: FileTarget, opts: ResolvedFileToolOptions): 
   const s = await ops.stat(target.systemPath);
   if (!s) return null;
   if (s.type !== "file") throw new FileToolError(`"${target.display}" is not a regular file; patch edits text files only.`);
-  if (s.size > MAX_PATCH_FILE_BYTES) throw new FileToolError(`"${target.display}" is ${s.size} bytes, too large to patch (limit ${MAX_PATCH_FILE_BYTES}). Use write_file for generated files.`);
+  const tooLarge = editInputProblem(target.display, s.size);
+  if (tooLarge) throw new FileToolError(tooLarge);
   if (hasBinaryExtension(target.systemPath) || (s.size > 0 && sniffBinary(await ops.readBytes(target.systemPath, 0, Math.min(SNIFF_BYTES, s.size))))) {
     throw new FileToolError(`"${target.display}" is a binary file; patch edits text files only.`);
   }
@@ -84,7 +83,7 @@ async function replaceMode(args: Record<string, unknown>, config: unknown, opts:
   return withPathLock(target.systemPath, async () => {
     const before = await readForPatch(target, opts);
     if (before === null) throw new FileToolError(`File not found: "${target.display}". To create a file use write_file.`);
-    const plan = planReplace(before, oldString, newString, { replaceAll: args.replace_all === true });
+    const plan = planReplace(before, oldString, newString, { replaceAll: args.replace_all === true, maxResultChars: LIMITS.editMaxBytes });
     if (!plan.ok) {
       let hint = "";
       if (containsRedactionMarker(oldString)) hint = " old_string contains a «redacted…» marker, but the file holds the real value: choose old_string from lines without secrets.";
@@ -185,6 +184,8 @@ async function patchMode(args: Record<string, unknown>, config: unknown, opts: R
     if (!plan.ok) throw new FileToolError(redactSecrets(plan.error));
     for (const op of plan.ops) {
       if (op.newContent === undefined) continue;
+      const tooLarge = editResultProblem(op.newPath ?? op.path, op.newContent.length);
+      if (tooLarge) throw new FileToolError(tooLarge);
       const before = originals.get(targets.byAgentPath.get(op.path)!.display) ?? "";
       if (containsRedactionMarker(op.newContent) && !containsRedactionMarker(before)) {
         throw new FileToolError(`The patch adds a «redacted…» marker to "${op.path}": that would replace the real secret with the marker. Leave secret lines out of the patch. Nothing was changed.`);

@@ -26,6 +26,7 @@ import type {
 import { binaryFileMessage, hasBinaryExtension, sniffBinary, SNIFF_BYTES } from "../guards/binary.js";
 import { credentialPathReason, type CredentialPattern } from "../guards/credentials.js";
 import { devicePathReason, nonRegularFileReason } from "../guards/devices.js";
+import { editInputProblem, editResultProblem } from "../guards/limits.js";
 import { containsRedactionMarker, redactSecrets } from "../guards/redact.js";
 import { LocalFileOperations } from "../fileops/local.js";
 import { runJsSearch } from "../search/fallback.js";
@@ -257,12 +258,17 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       }
       if (oldString === "") return { error: "old_string is empty. Pass the exact text to replace (read the file first)." };
       return withPathLock(t.system, async () => {
+        const tooLarge = editInputProblem(t.shown, (await this.ops.stat(t.system))?.size ?? 0);
+        if (tooLarge) return { error: tooLarge };
         const before = await this.ops.readText(t.system);
         const occurrences = before.split(oldString).length - 1;
         if (occurrences === 0) return { error: `String not found in '${t.shown}'. Read the file and copy the exact text, whitespace included.` };
         if (occurrences > 1 && !replaceAll) {
           return { error: `String appears ${occurrences} times in '${t.shown}'. Add surrounding lines to make it unique, or set replace_all.` };
         }
+        // Refused before the new text is built: replace_all can multiply a file's size.
+        const grown = editResultProblem(t.shown, before.length + (replaceAll ? occurrences : 1) * (newString.length - oldString.length));
+        if (grown) return { error: grown };
         const after = replaceAll ? before.split(oldString).join(newString) : before.replace(oldString, () => newString);
         await this.ops.writeAtomic(t.system, after);
         return { path: t.shown, filesUpdate: null, occurrences: replaceAll ? occurrences : 1 };
