@@ -9,6 +9,7 @@ import { after, before, describe, it } from "node:test";
 import ignore from "ignore";
 import { WorkbenchBackend } from "../src/deepagents/backend.js";
 import { globMatcher as deepagentsGlob } from "../src/deepagents/glob.js";
+import { compileGlob } from "../src/search/globMatch.js";
 import { globMatcher as searchGlob } from "../src/search/globs.js";
 import { createSearchFilesTool } from "../tools/searchFiles.js";
 
@@ -114,7 +115,13 @@ describe("semantics", () => {
       ["a{b", "a{b", true],
       ["a,b", "a,b", true],
     ];
-    for (const [pattern, rel, expected] of cases) assert.equal(deepagentsGlob(pattern)(rel), expected, `${pattern} ~ ${rel}`);
+    for (const [pattern, rel, expected] of cases) {
+      assert.equal(deepagentsGlob(pattern)(rel), expected, `${pattern} ~ ${rel}`);
+      // The RegExp fast path and the NFA agree.
+      const nfa = compileGlob(pattern, { globstar: "anywhere", escapes: false, regexFastPath: false });
+      assert.equal(nfa.test(rel), expected, `NFA: ${pattern} ~ ${rel}`);
+    }
+    assert.equal(compileGlob("[z-a]x", { globstar: "anywhere", escapes: false }).test("zx"), false, "a reversed range matches nothing");
     assert.equal(deepagentsGlob("*.ts", true)("deep/x/a.ts"), true, "anyDepth matches the base name");
     assert.equal(deepagentsGlob("./src/*.ts")("src/a.ts"), true);
   });

@@ -20,7 +20,16 @@ export interface GlobCompileOptions {
   escapes: boolean;
   /** Compare case-insensitively (as the `ignore` package did for file_glob). */
   ignoreCase?: boolean;
+  /** Use a RegExp where it provably cannot blow up (default true; tests turn it off to check the NFA). */
+  regexFastPath?: boolean;
 }
+
+/**
+ * A RegExp with at most two unbounded wildcards backtracks at most O(n²) per path: ~1M steps at
+ * this length, so short paths take the (much faster) RegExp and longer ones the NFA.
+ */
+const FAST_PATH_MAX_UNBOUNDED = 2;
+const FAST_PATH_MAX_PATH = 1_024;
 
 type Token =
   | { kind: "lit"; ch: string }
@@ -52,11 +61,16 @@ export function compileGlob(pattern: string, options: GlobCompileOptions): Compi
   const fold = options.ignoreCase ? (t: string) => t.toLowerCase() : (t: string) => t;
   const alternatives = expandBraces(fold(pattern));
   if (alternatives.reduce((n, a) => n + a.length, 0) > LIMITS.globMaxExpandedChars) throw new GlobLimitError(globAlternativesProblem());
-  const programs = alternatives.map((alt) => tokenize(alt, options));
+  const programs = alternatives.map((alt) => {
+    const tokens = tokenize(alt, options);
+    const unbounded = tokens.filter((t) => t.kind === "star" || t.kind === "globstar" || t.kind === "dirs").length;
+    const fast = options.regexFastPath !== false && unbounded <= FAST_PATH_MAX_UNBOUNDED;
+    return { tokens, regex: fast ? toRegExp(tokens) : undefined };
+  });
   return {
     test: (path) => {
       const p = fold(path);
-      return programs.some((tokens) => runNfa(tokens, p));
+      return programs.some(({ tokens, regex }) => (regex && p.length <= FAST_PATH_MAX_PATH ? regex.test(p) : runNfa(tokens, p)));
     },
   };
 }
@@ -160,6 +174,31 @@ function tokenize(glob: string, options: GlobCompileOptions): Token[] {
     }
   }
   return tokens;
+}
+
+/**
+ * The same tokens as an anchored RegExp (only used when backtracking is provably bounded), or
+ * `undefined` when JS rejects it (a reversed range such as `[z-a]`: the NFA treats it as empty).
+ */
+function toRegExp(tokens: readonly Token[]): RegExp | undefined {
+  const escape = (c: string) => c.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&");
+  let re = "";
+  for (const t of tokens) {
+    if (t.kind === "lit") re += escape(t.ch);
+    else if (t.kind === "any1") re += "[^/]";
+    else if (t.kind === "star") re += "[^/]*";
+    else if (t.kind === "globstar") re += "[\\s\\S]*";
+    else if (t.kind === "dirs") re += "(?:[\\s\\S]*/)?";
+    else {
+      const body = t.singles.split("").map(escape).join("") + t.ranges.map(([lo, hi]) => `${escape(lo)}-${escape(hi)}`).join("");
+      re += body === "" ? (t.negate ? "[\\s\\S]" : "(?!)") : `[${t.negate ? "^" : ""}${body}]`;
+    }
+  }
+  try {
+    return new RegExp(`^${re}$`);
+  } catch {
+    return undefined;
+  }
 }
 
 function classMatches(t: Extract<Token, { kind: "class" }>, ch: string): boolean {
