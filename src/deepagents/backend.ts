@@ -26,7 +26,7 @@ import type {
 import { binaryFileMessage, hasBinaryExtension, sniffBinary, SNIFF_BYTES } from "../guards/binary.js";
 import { credentialPathReason, type CredentialPattern } from "../guards/credentials.js";
 import { devicePathReason, nonRegularFileReason } from "../guards/devices.js";
-import { editInputProblem, editResultProblem } from "../guards/limits.js";
+import { editInputProblem, editResultProblem, LIMITS } from "../guards/limits.js";
 import { containsRedactionMarker, redactSecrets } from "../guards/redact.js";
 import { LocalFileOperations } from "../fileops/local.js";
 import { runJsSearch } from "../search/fallback.js";
@@ -523,7 +523,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
 
 /** Matches a grep returns before saying it was truncated (deepagents prints every match). */
 const MAX_GREP_MATCHES = 1_000;
-const SEARCH_TIMEOUT_MS = 30_000;
+const SEARCH_TIMEOUT_MS = LIMITS.searchTimeoutMs;
 /** Files up to this size get a total line count with each read window. */
 const COUNT_LINES_MAX_BYTES = 32 * 1024 * 1024;
 

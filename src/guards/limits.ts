@@ -23,6 +23,10 @@ export const LIMITS = {
    * JS engine); wider lines come back cut. Keeps ripgrep's memory flat on a one-line 64 MB file.
    */
   searchLineMaxBytes: 8_192,
+  /** Default time limit of one search (ms): ripgrep is killed, the JS engine's regex worker terminated. */
+  searchTimeoutMs: 30_000,
+  /** Files larger than this are not read by the JS search engine (ripgrep streams them instead). */
+  searchJsMaxFileBytes: 64 * 1024 * 1024,
   /**
    * Largest file a whole-file edit (patch, the backend's edit) reads, and largest text it
    * writes (bytes, or characters for text built in memory).

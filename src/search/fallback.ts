@@ -24,7 +24,7 @@ import { RegexRunner, RegexTimeoutError } from "./regexWorker.js";
 import { emptyOutcome, type SearchOutcome, type SearchRequest } from "./types.js";
 
 /** Files larger than this are not read by the fallback (ripgrep streams them instead). */
-export const FALLBACK_MAX_FILE_BYTES = 64 * 1024 * 1024;
+export const FALLBACK_MAX_FILE_BYTES = LIMITS.searchJsMaxFileBytes;
 const IO_CONCURRENCY = 64;
 
 /** Compiles a pattern as the fallback will use it, or returns a message for the model. */
