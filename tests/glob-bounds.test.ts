@@ -20,12 +20,14 @@ const thread = "hostile";
 before(async () => {
   root = await mkdtemp(path.join(os.tmpdir(), "wb-glob-"));
   const dir = path.join(root, thread);
-  // 200 files with 90-character names of "a", and one deep chain of "a" directories.
+  // 200 files with 90-character names of "a", and one 120-deep chain of "a" directories.
   await mkdir(dir, { recursive: true });
   for (let i = 0; i < 200; i++) await writeFile(path.join(dir, `${"a".repeat(86)}${String(i).padStart(4, "0")}`), "x\n");
-  const deep = path.join(dir, ...Array(60).fill("a"));
+  const deep = path.join(dir, ...Array(120).fill("a"));
   await mkdir(deep, { recursive: true });
   await writeFile(path.join(deep, "a".repeat(90)), "x\n");
+  // A planted .gitignore whose rule would make the `ignore` package backtrack on deep paths.
+  await writeFile(path.join(dir, ".gitignore"), "a/**/a/**/a/**/a/**/a/**/a/**/b\n*.log\n");
 });
 after(async () => {
   await rm(root, { recursive: true, force: true });
@@ -67,6 +69,17 @@ describe("hostile globs finish quickly", () => {
         assert.equal(m(deep), false, pattern);
       }
     }
+  });
+});
+
+describe("planted .gitignore", () => {
+  it("the JS engine skips rules with many ** (and keeps the others)", { timeout: 20_000 }, async () => {
+    await writeFile(path.join(root, thread, "skip.log"), "x\n");
+    const js = createSearchFilesTool({ rootDir: root, engine: "js" });
+    const r = JSON.parse(String(await js.invoke({ pattern: "^x$", output_mode: "files_only" } as never, { configurable: { thread_id: thread } })));
+    assert.equal(r.error, undefined);
+    assert.ok(r.files.some((f: string) => f.endsWith("a".repeat(90))), "the deep file is searched");
+    assert.ok(!r.files.includes("skip.log"), "*.log still applies");
   });
 });
 
