@@ -65,7 +65,7 @@ export async function run({ quick }: { quick: boolean }): Promise<string> {
   }
   return [
     head,
-    "Anchor: raw `rg --no-config PATTERN .` in the same directory (output drained), same run. The tool adds workspace resolution, `--json` parsing, sorting, credential filtering, redaction and pagination (limit 50). Target for the ripgrep engine: ≤ 1.3× raw rg.",
+    "Anchor: raw `rg --no-config PATTERN .` in the same directory (output drained), same run. The tool adds workspace resolution, output parsing, sorting, credential filtering, redaction and pagination (limit 50). Target for the ripgrep engine: ≤ 1.3× raw rg.",
     "",
     "| search | matches | raw rg | search_files (ripgrep) | ratio | search_files (JS fallback) | ratio |",
     "|---|---|---|---|---|---|---|",

@@ -4,11 +4,13 @@
  * - **Read dedup.** A read of the same `(file, offset, limit)` with an unchanged mtime answers
  *   with a short "unchanged" stub — but only while the earlier result (found by its
  *   tool_call_id) is still in `state.messages`. Once summarisation or context editing removed
- *   it, the file is read again for real. A second stub for the same window is refused.
+ *   it, the file is read again for real. A second stub for the same window is refused, except
+ *   within a run of identical consecutive reads, which loop detection answers.
  * - **Staleness.** write_file and patch on a file whose mtime changed since this thread last
  *   read (or wrote) it get a warning appended; the write still happens.
- * - **Loop detection.** The 3rd identical consecutive read_file call gets a warning, the 4th is
- *   refused; any other tool call resets the count.
+ * - **Loop detection.** The 3rd identical consecutive read_file call gets a warning (with the
+ *   stub when the file is unchanged), the 4th is refused; any other tool call, a change of the
+ *   file, or the earlier result leaving the conversation (summarisation) restarts the count.
  *
  * State lives in private (`_`) fields with reducers, so parallel tool calls of one step merge
  * and any checkpointer persists it; every map is bounded (oldest entries evicted). The tools
@@ -16,12 +18,12 @@
  */
 import { DEDUP_STUB_STATUS, dedupStubMessage } from "../src/guards/access.js";
 import { ToolMessage } from "@langchain/core/messages";
-import { isGraphBubbleUp, ReducedValue, StateSchema } from "@langchain/langgraph";
+import { ReducedValue, StateSchema } from "@langchain/langgraph";
 import { createMiddleware, type ToolCallRequest } from "langchain";
 import { z } from "zod";
 import { fileToolProbe, type FileToolProbe, type FileToolTarget } from "../tools/fileToolSupport.js";
 import type { ToolCallStep } from "./toolCallSteps.js";
-import { mapMessageText, toolErrorMessage, withStateUpdate, type ToolCallResult } from "./toolResults.js";
+import { isControlFlow, mapMessageText, toolErrorMessage, withStateUpdate, type ToolCallResult } from "./toolResults.js";
 
 /** One remembered read window. */
 export interface ReadLedgerEntry {
@@ -44,6 +46,10 @@ export interface ReadTimeEntry {
 export interface ToolLoopState {
   signature: string;
   count: number;
+  /** The file's mtime at the last counted call (`null`: missing): a change restarts the count. */
+  mtimeMs?: number | null;
+  /** The last counted call: once its result left the conversation, the count restarts. */
+  toolCallId?: string;
 }
 
 /** Options of the file guards. */
@@ -86,7 +92,7 @@ function mergeBounded<T extends { seq: number }>(max: number) {
 
 const ledgerEntrySchema = z.object({ mtimeMs: z.number(), toolCallId: z.string(), hits: z.number(), seq: z.number() });
 const readTimeSchema = z.object({ mtimeMs: z.number(), seq: z.number() });
-const loopSchema = z.object({ signature: z.string(), count: z.number() }).nullable();
+const loopSchema = z.object({ signature: z.string(), count: z.number(), mtimeMs: z.number().nullable().optional(), toolCallId: z.string().optional() }).nullable();
 
 /**
  * The private state fields of the file guards, for a middleware's `StateSchema` (the
@@ -245,7 +251,7 @@ export function createFileGuardsStep(options: FileGuardsOptions = {}): FileGuard
     try {
       return probe.kind === "read" ? await guardedRead(request, handler, probe, state, loopBefore) : await guardedWrite(request, handler, probe, state);
     } catch (err) {
-      if (isGraphBubbleUp(err) || request.runtime?.signal?.aborted) throw err;
+      if (isControlFlow(err) || request.runtime?.signal?.aborted) throw err;
       return toolErrorMessage(request.toolCall, err);
     }
   };
@@ -259,8 +265,16 @@ export function createFileGuardsStep(options: FileGuardsOptions = {}): FileGuard
   ): Promise<ToolCallResult> {
     const { toolCall } = request;
     const signature = `${toolCall.name}:${stableStringify({ path: (toolCall.args as { path?: unknown })?.path, window: probe.window?.(toolCall.args) })}`;
-    const count = loopBefore?.signature === signature ? loopBefore.count + 1 : 1;
-    const update: Update = { _toolLoop: { signature, count } };
+    const targets = await probe.targets(toolCall.args, request.runtime);
+    const target: FileToolTarget | undefined = targets[0];
+    const mtimeMs = target ? target.mtimeMs : null;
+    // Same call again, on the same file version, and the model still has the previous answer.
+    const repeats =
+      loopBefore?.signature === signature &&
+      (loopBefore.mtimeMs === undefined || loopBefore.mtimeMs === mtimeMs) &&
+      (loopBefore.toolCallId === undefined || messageStillPresent(state.messages, loopBefore.toolCallId));
+    const count = repeats ? loopBefore.count + 1 : 1;
+    const update: Update = { _toolLoop: { signature, count, mtimeMs, ...(toolCall.id ? { toolCallId: toolCall.id } : {}) } };
     if (count >= blockAt) {
       return withUpdate(
         errorMessage(request, {
@@ -274,13 +288,12 @@ export function createFileGuardsStep(options: FileGuardsOptions = {}): FileGuard
         ? `You called ${toolCall.name} with the same arguments ${count} times in a row. The next identical call will be refused; use the content you already have.`
         : undefined;
 
-    const targets = await probe.targets(toolCall.args, request.runtime);
-    const target: FileToolTarget | undefined = targets[0];
     const ledgerKey = target && probe.window ? `${target.key}\0${probe.window(toolCall.args)}` : undefined;
     const entry = ledgerKey ? state._fileReadLedger?.[ledgerKey] : undefined;
 
     if (target && target.mtimeMs !== null && ledgerKey && entry && entry.mtimeMs === target.mtimeMs && messageStillPresent(state.messages, entry.toolCallId)) {
-      if (entry.hits >= 1) {
+      // A run of identical consecutive reads is loop detection's to answer (warn, then block).
+      if (entry.hits >= 1 && count === 1) {
         return withUpdate(
           errorMessage(request, {
             error: `Blocked: "${displayPath(toolCall.args)}" (same offset and limit) is unchanged and its content is already in the conversation (tool call ${entry.toolCallId}). Use that result instead of reading it again, or read a different window.`,

@@ -1,10 +1,9 @@
 import { ToolMessage } from "@langchain/core/messages";
-import { isGraphBubbleUp } from "@langchain/langgraph";
 import type { ToolCallRequest } from "langchain";
 import type { FileOperations } from "../src/fileops/types.js";
 import { WorkspacePathError, type Workspace } from "../src/workspace.js";
 import { isWorkbenchTool } from "../tools/context.js";
-import { mapToolResultText, toolErrorMessage, withStateUpdate, type ToolCallResult } from "./toolResults.js";
+import { isControlFlow, mapToolResultText, toolErrorMessage, withStateUpdate, type ToolCallResult } from "./toolResults.js";
 
 /**
  * One tool call as it travels through the FileManager's `wrapToolCall` pipeline. A step may
@@ -67,7 +66,7 @@ export function catchToolErrorsStep(options: { rewrite: boolean; onError?: (erro
     try {
       return await next(ctx);
     } catch (error) {
-      if (isGraphBubbleUp(error) || ctx.request.runtime?.signal?.aborted) throw error;
+      if (isControlFlow(error) || ctx.request.runtime?.signal?.aborted) throw error;
       options.onError?.(error, ctx);
       const rewrite = options.rewrite ? (t: string) => ctx.workspace.rewrite(t) : undefined;
       return toolErrorMessage(ctx.request.toolCall, error, rewrite);
@@ -92,23 +91,23 @@ export function mapPathArgsStep(pathArgs: readonly string[]): ToolCallStep {
     if (names.size === 0 || !args || typeof args !== "object" || isWorkbenchTool(tool)) return next(ctx);
     const mapped: Record<string, unknown> = { ...args };
     let changed = false;
+    const refuse = (message: string) =>
+      new ToolMessage({ content: `Error: ${message}`, tool_call_id: toolCall.id ?? "", name: toolCall.name, status: "error" });
     try {
       for (const [key, value] of Object.entries(args)) {
         if (!names.has(key)) continue;
         if (typeof value === "string") mapped[key] = await ctx.workspace.resolve(value, ctx.host);
-        else if (Array.isArray(value) && value.every((v) => typeof v === "string")) {
+        else if (Array.isArray(value)) {
+          // A non-string entry would reach the tool unmapped (and a tool may coerce it to a path).
+          const bad = value.findIndex((v) => typeof v !== "string");
+          if (bad !== -1) return refuse(`"${key}" must be a list of path strings; entry ${bad} is ${value[bad] === null ? "null" : typeof value[bad]}. Pass every path as a string relative to the workspace.`);
           mapped[key] = await Promise.all(value.map((v: string) => ctx.workspace.resolve(v, ctx.host)));
         } else continue;
         changed = true;
       }
     } catch (error) {
       if (!(error instanceof WorkspacePathError)) throw error;
-      return new ToolMessage({
-        content: `Error: ${error.message}`,
-        tool_call_id: toolCall.id ?? "",
-        name: toolCall.name,
-        status: "error",
-      });
+      return refuse(error.message);
     }
     if (!changed) return next(ctx);
     return next({ ...ctx, request: { ...ctx.request, toolCall: { ...toolCall, args: mapped } } });

@@ -1,5 +1,5 @@
 import { BaseMessage, ToolMessage, type MessageContent } from "@langchain/core/messages";
-import { Command, isCommand } from "@langchain/langgraph";
+import { Command, isCommand, isGraphBubbleUp } from "@langchain/langgraph";
 
 /** What a tool call yields inside `wrapToolCall`. */
 export type ToolCallResult = ToolMessage | Command;
@@ -86,6 +86,14 @@ function copyCommand(command: Command, update: Command["update"]): Command {
 }
 
 /**
+ * Whether a thrown value is LangGraph control flow (an interrupt for human approval…) that must
+ * propagate. Safe for any thrown value: `throw null` made LangGraph's own check throw a TypeError.
+ */
+export function isControlFlow(error: unknown): boolean {
+  return typeof error === "object" && error !== null && isGraphBubbleUp(error);
+}
+
+/**
  * The error ToolMessage a wrapper returns instead of throwing: the run continues and the model
  * reads what went wrong and how to fix the call.
  */
@@ -94,7 +102,7 @@ export function toolErrorMessage(
   error: unknown,
   rewrite: (text: string) => string = (t) => t,
 ): ToolMessage {
-  const detail = error instanceof Error ? error.message : String(error);
+  const detail = describeThrown(error);
   const hint = /not allowed|outside the workspace|climbs out/i.test(detail)
     ? "Use a path inside the workspace, relative to its root."
     : "Check the arguments against the tool's schema and try again, or use another tool.";
@@ -104,4 +112,21 @@ export function toolErrorMessage(
     name: toolCall.name,
     status: "error",
   });
+}
+
+/** The message of any thrown value: an Error's message, a string, JSON of an object, else its type. */
+function describeThrown(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  if (typeof error === "string") return error;
+  if (error === null || error === undefined) return `it threw ${String(error)} instead of an Error`;
+  if (typeof error === "object") {
+    const message = (error as { message?: unknown }).message;
+    if (typeof message === "string") return message;
+    try {
+      return JSON.stringify(error).slice(0, 500);
+    } catch {
+      return Object.prototype.toString.call(error);
+    }
+  }
+  return String(error);
 }

@@ -74,17 +74,31 @@ function toolResults(messages: BaseMessage[]): Map<string, { status: string | un
 const read = (id: string, args: Record<string, unknown> = { path: "a.txt" }): Call => ({ name: "read_file", args, id });
 
 describe("read dedup", () => {
-  it("2nd identical read of an unchanged file → unchanged stub; 3rd → blocked", async () => {
+  it("2nd identical read of an unchanged file → unchanged stub; 3rd → stub with the loop warning; 4th → blocked", async () => {
     const t = await thread();
     await writeFile(path.join(t.dir, "a.txt"), "hello\n");
-    const { out } = await runAgent([[read("r1")], [read("r2")], [read("r3")]], { threadId: t.id });
+    const { out } = await runAgent([[read("r1")], [read("r2")], [read("r3")], [read("r4")]], { threadId: t.id });
     const r = toolResults(out.messages);
     assert.equal(r.get("r1")!.body.content, "1|hello");
     assert.deepEqual({ status: r.get("r2")!.body.status, dedup: r.get("r2")!.body.dedup }, { status: "unchanged", dedup: true });
     assert.match(r.get("r2")!.body.message, /tool call r1/);
+    assert.notEqual(r.get("r3")!.status, "error");
+    assert.equal(r.get("r3")!.body.status, "unchanged");
+    assert.match(r.get("r3")!.body._warning, /same arguments 3 times in a row/);
+    assert.equal(r.get("r4")!.status, "error");
+    assert.match(r.get("r4")!.body.error, /Blocked: this is call 4 in a row/);
+    assert.equal(out.messages.at(-1)!.content, "done");
+  });
+  it("a second stub for the same window outside a consecutive run is refused", async () => {
+    const t = await thread();
+    await writeFile(path.join(t.dir, "a.txt"), "hello\n");
+    await writeFile(path.join(t.dir, "b.txt"), "bye\n");
+    const b = (id: string) => read(id, { path: "b.txt" });
+    const { out } = await runAgent([[read("r1")], [b("b1")], [read("r2")], [b("b2")], [read("r3")]], { threadId: t.id });
+    const r = toolResults(out.messages);
+    assert.equal(r.get("r2")!.body.status, "unchanged");
     assert.equal(r.get("r3")!.status, "error");
     assert.match(r.get("r3")!.body.error, /Blocked: .* already in the conversation \(tool call r1\)/);
-    assert.equal(out.messages.at(-1)!.content, "done");
   });
   it("a different window, or a changed file, is read for real", async () => {
     const t = await thread();
@@ -231,6 +245,60 @@ describe("loop detection", () => {
     assert.equal(r.get("l3")!.body._warning, undefined);
     assert.equal(r.get("l4")!.body._warning, undefined);
     assert.match(r.get("l4")!.body.error, /File not found/);
+  });
+  it("a changed file restarts the count (no block after the file changed between runs)", async () => {
+    const t = await thread();
+    const file = path.join(t.dir, "a.txt");
+    await writeFile(file, "v1\n");
+    const model = fakeModel()
+      .respondWithTools([read("r1")])
+      .respondWithTools([read("r2")])
+      .respondWithTools([read("r3")])
+      .respond(new AIMessage("first done"))
+      .respondWithTools([read("r4")])
+      .respond(new AIMessage("done"));
+    const agent = createAgent({ model, tools: createFileTools({ rootDir: root }), middleware: [fileGuardsMiddleware()], checkpointer: new MemorySaver() });
+    const config = { configurable: { thread_id: t.id } };
+    await agent.invoke({ messages: [new HumanMessage("read it")] }, config);
+    await writeFile(file, "v2, changed by someone else\n");
+    const later = new Date(Date.now() + 5_000);
+    await utimes(file, later, later);
+    const out = await agent.invoke({ messages: [new HumanMessage("read it again")] }, config);
+    const r = toolResults(out.messages);
+    assert.match(r.get("r3")!.body._warning, /3 times in a row/);
+    assert.notEqual(r.get("r4")!.status, "error");
+    assert.equal(r.get("r4")!.body.content, "1|v2, changed by someone else");
+    assert.equal(r.get("r4")!.body._warning, undefined);
+  });
+  it("a result compacted out of the conversation restarts the count", async () => {
+    const t = await thread();
+    await writeFile(path.join(t.dir, "a.txt"), "hello\n");
+    const model = fakeModel()
+      .respondWithTools([read("r1")])
+      .respondWithTools([read("r2")])
+      .respondWithTools([read("r3")])
+      .respond(new AIMessage("first done"))
+      .respondWithTools([read("r4")])
+      .respond(new AIMessage("done"));
+    // Stands in for summarisation: before the second run's first model call, the history is
+    // replaced by a summary (every earlier message removed).
+    let compacted = false;
+    const compact = createMiddleware({
+      name: "Compact",
+      beforeModel: (state) => {
+        if (compacted || !state.messages.some((m) => m.content === "first done")) return undefined;
+        compacted = true;
+        return { messages: [new RemoveMessage({ id: "__remove_all__" }), new HumanMessage("Summary: a.txt was read three times. Read it again.")] };
+      },
+    });
+    const agent = createAgent({ model, tools: createFileTools({ rootDir: root }), middleware: [fileGuardsMiddleware(), compact], checkpointer: new MemorySaver() });
+    const config = { configurable: { thread_id: t.id } };
+    await agent.invoke({ messages: [new HumanMessage("read it")] }, config);
+    const out = await agent.invoke({ messages: [new HumanMessage("again")] }, config);
+    const r = toolResults(out.messages);
+    assert.ok(compacted && !r.has("r3"), "the earlier results are gone");
+    assert.equal(r.get("r4")!.body.content, "1|hello", "read for real: the model no longer has the content");
+    assert.equal(r.get("r4")!.body._warning, undefined);
   });
 });
 

@@ -242,7 +242,8 @@ describe("search_files plumbing", () => {
     assert.equal(args[dd + 1], "-e rm -rf /");
     assert.equal(args[dd + 2], "dir with space");
     assert.equal(args.length, dd + 3);
-    assert.ok(args.includes("--json") && args.includes("--context=2") && args.includes("--no-config"));
+    for (const flag of ["--null", "--max-columns=8192", "--max-columns-preview", "--context=2", "--no-context-separator", "--no-config"]) assert.ok(args.includes(flag), flag);
+    assert.equal(args.includes("--json"), false, "--json ignores --max-columns");
   });
 
   it("option validation names the bad option", () => {

@@ -69,6 +69,12 @@ describe("checkUrlSafety: blocked forms (literal IPs are only checked, never con
     ["http://[fd00:ec2::254]/", /metadata/],
     ["http://[::ffff:169.254.169.254]/", /metadata/],
     ["http://[64:ff9b::a9fe:a9fe]/", /metadata/],
+    ["http://168.63.129.16/machine?comp=goalstate", /metadata/],
+    ["http://[::ffff:168.63.129.16]/", /metadata/],
+    // Local-use NAT64 embedding 169.254.169.254 at the /48 position, with a public-looking tail.
+    ["http://[64:ff9b:1:a9fe:a9:fe00:808:808]/", /local-use NAT64/],
+    ["http://[64:ff9b:1::a9fe:a9fe]/", /metadata|local-use NAT64/],
+    ["http://[64:ff9b:1::808:808]/", /local-use NAT64/],
     ["http://metadata.google.internal/computeMetadata/v1/", /metadata host/],
     ["http://METADATA.GOOGLE.INTERNAL./", /metadata host/],
     ["http://metadata.goog/", /metadata host/],
@@ -119,7 +125,7 @@ describe("checkUrlSafety: DNS answers", () => {
   });
 
   it("judges IPv4-mapped and NAT64 DNS answers by the embedded IPv4", async () => {
-    for (const answer of ["::ffff:127.0.0.1", "64:ff9b::a9fe:a9fe", "::ffff:10.0.0.1"]) {
+    for (const answer of ["::ffff:127.0.0.1", "64:ff9b::a9fe:a9fe", "::ffff:10.0.0.1", "64:ff9b:1:a9fe:a9:fe00:808:808", "168.63.129.16"]) {
       const verdict = await checkUrlSafety("http://sneaky.example.com/", { allowPrivate: false, lookup: answers(answer) });
       assert.equal(verdict.safe, false, answer);
     }

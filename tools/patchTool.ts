@@ -12,6 +12,7 @@ import { z } from "zod";
 import { withPathLock, withPathLocks } from "../src/fileops/lock.js";
 import { contentAccessReason, looksLikeDedupStub } from "../src/guards/access.js";
 import { hasBinaryExtension, sniffBinary, SNIFF_BYTES } from "../src/guards/binary.js";
+import { editInputProblem, editResultProblem, LIMITS } from "../src/guards/limits.js";
 import { changeExcerpts, containsRedactionMarker, redactDerived, redactSecrets, secretEditReason, SECRET_EDIT_REFUSAL } from "../src/guards/redact.js";
 import { parseV4A, planReplace, planV4APatch, unifiedDiff, type PatchFileOp } from "../src/patch/index.js";
 import {
@@ -32,9 +33,6 @@ import {
 } from "./fileToolSupport.js";
 import { workspaceFromConfig } from "./context.js";
 import { assertWriteAccess, guardWriteContent, writeHoldingLock } from "./writeFile.js";
-
-/** Largest file patch edits in memory (whole-file text). */
-const MAX_PATCH_FILE_BYTES = 16 * 1024 * 1024;
 
 export const patchSchema = z.object({
   mode: z
@@ -76,7 +74,8 @@ async function readForPatch(target: FileTarget, opts: ResolvedFileToolOptions): 
   const denied = contentAccessReason(real, policy);
   if (denied) throw new FileToolError(`"${target.display}" ${denied}`);
   if (s.type !== "file") throw new FileToolError(`"${target.display}" is not a regular file; patch edits text files only.`);
-  if (s.size > MAX_PATCH_FILE_BYTES) throw new FileToolError(`"${target.display}" is ${s.size} bytes, too large to patch (limit ${MAX_PATCH_FILE_BYTES}). Use write_file for generated files.`);
+  const tooLarge = editInputProblem(target.display, s.size);
+  if (tooLarge) throw new FileToolError(tooLarge);
   const guard = openGuardFor("read", target, opts);
   if (hasBinaryExtension(target.systemPath) || (s.size > 0 && sniffBinary(await ops.readBytes(target.systemPath, 0, Math.min(SNIFF_BYTES, s.size), guard)))) {
     throw new FileToolError(`"${target.display}" is a binary file; patch edits text files only.`);
@@ -106,11 +105,11 @@ async function replaceMode(args: Record<string, unknown>, config: unknown, opts:
     const before = await readForPatch(target, opts);
     if (before === null) throw new FileToolError(`File not found: "${target.display}". To create a file use write_file.`);
     const replaceAll = args.replace_all === true;
-    let plan = planReplace(before, oldString, newString, { replaceAll });
+    let plan = planReplace(before, oldString, newString, { replaceAll, maxResultChars: LIMITS.editMaxBytes });
     if (!plan.ok || secretEditReason(before, plan.newContent)) {
       // Answer from the masked view (what read_file showed): the same reply whether or not
       // old_string guessed part of a secret, and quotes that hold no secret.
-      const shown = planReplace(redactSecrets(before), oldString, newString, { replaceAll });
+      const shown = planReplace(redactSecrets(before), oldString, newString, { replaceAll, maxResultChars: LIMITS.editMaxBytes });
       plan = shown.ok ? { ok: false, error: SECRET_EDIT_REFUSAL } : shown;
     }
     if (!plan.ok) {
@@ -230,6 +229,8 @@ async function patchMode(args: Record<string, unknown>, config: unknown, opts: R
     }
     for (const op of plan.ops) {
       if (op.newContent === undefined) continue;
+      const tooLarge = editResultProblem(op.newPath ?? op.path, op.newContent.length);
+      if (tooLarge) throw new FileToolError(tooLarge);
       const before = originals.get(targets.byAgentPath.get(op.path)!.display) ?? "";
       if (looksLikeDedupStub(op.newContent)) {
         throw new FileToolError(`The patch writes read_file's "unchanged" placeholder into "${op.path}" instead of real text. Nothing was changed.`);

@@ -10,6 +10,7 @@ import { tool } from "@langchain/core/tools";
 import path from "node:path";
 import { z } from "zod";
 import { contentAccessReason, type AccessPolicy } from "../src/guards/access.js";
+import { LIMITS } from "../src/guards/limits.js";
 import { redactSecrets } from "../src/guards/redact.js";
 import type { Environment } from "../src/fileops/environment.js";
 import { isLocalFileOperations } from "../src/fileops/locality.js";
@@ -46,7 +47,10 @@ export interface SearchFilesToolOptions
   engine?: "auto" | "ripgrep" | "js";
   /** ripgrep executable (default `rg` from PATH). */
   ripgrepPath?: string;
-  /** Per-call time limit in ms (default 30,000); the answer then says it is incomplete. */
+  /**
+   * Per-call time limit in ms (default 30,000); the answer then says it is incomplete, or, when
+   * the JS engine's regex was still running on one file, asks for a simpler pattern.
+   */
   timeoutMs?: number;
   /** Matches (or files) collected per call before stopping (default 10,000). */
   maxResults?: number;
@@ -116,7 +120,7 @@ export function createSearchFilesTool(options: SearchFilesToolOptions = {}) {
   const engine = options.engine ?? "auto";
   if (!["auto", "ripgrep", "js"].includes(engine)) throw new TypeError('engine must be "auto", "ripgrep" or "js"');
   const limits = {
-    timeoutMs: positive("timeoutMs", options.timeoutMs, 30_000),
+    timeoutMs: positive("timeoutMs", options.timeoutMs, LIMITS.searchTimeoutMs),
     maxResults: positive("maxResults", options.maxResults, 10_000),
     maxOutputBytes: positive("maxOutputBytes", options.maxOutputBytes, 16 * 1024 * 1024),
     maxLineChars: positive("maxLineChars", options.maxLineChars, 500),

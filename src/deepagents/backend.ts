@@ -28,6 +28,7 @@ import { binaryFileMessage, hasBinaryExtension, sniffBinary, SNIFF_BYTES } from 
 import { accessOpenGuard, contentAccessReason, looksLikeDedupStub, writeAccessReason, type AccessPolicy } from "../guards/access.js";
 import type { CredentialPattern } from "../guards/credentials.js";
 import { devicePathReason, nonRegularFileReason } from "../guards/devices.js";
+import { editInputProblem, editResultProblem, LIMITS } from "../guards/limits.js";
 import { containsRedactionMarker, redactSecrets, secretEditReason, SECRET_EDIT_REFUSAL } from "../guards/redact.js";
 import type { EnvironmentOption } from "../fileops/environment.js";
 import { isLocalFileOperations, ThreadEnvironments } from "../fileops/threadEnvironment.js";
@@ -40,7 +41,7 @@ import { dropHardLinkedResults, verifyReportedLines } from "../search/refused.js
 import { resolveRootDir, Workspace, WorkspacePathError } from "../workspace.js";
 import { threadIdFromConfig } from "../../tools/context.js";
 import { commandEnvironmentForThread, DEFAULT_COMMAND_TIMEOUT_SECONDS, DEFAULT_MAX_OUTPUT_CHARS, prepareCommandSandbox, runAgentCommand, type CommandSandboxOptions } from "../../tools/shell.js";
-import { globMatcher } from "./glob.js";
+import { GlobLimitError, globMatcher } from "./glob.js";
 
 /** Options of {@link WorkbenchBackend}. */
 export interface WorkbenchBackendOptions {
@@ -359,10 +360,15 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       }
       if (oldString === "") return { error: "old_string is empty. Pass the exact text to replace (read the file first)." };
       return withPathLock(t.system, async (): Promise<EditResult> => {
+        const tooLarge = editInputProblem(t.shown, (await t.ops.stat(t.system))?.size ?? 0);
+        if (tooLarge) return { error: tooLarge };
         const before = await t.ops.readText(t.system, this.openGuard("read", t));
         const notFound = { error: `String not found in '${t.shown}'. Read the file and copy the exact text, whitespace included.` };
         const ambiguous = (n: number) => ({ error: `String appears ${n} times in '${t.shown}'. Add surrounding lines to make it unique, or set replace_all.` });
         const occurrences = before.split(oldString).length - 1;
+        // Refused before the new text is built: replace_all can multiply a file's size.
+        const grown = occurrences > 0 ? editResultProblem(t.shown, before.length + (replaceAll ? occurrences : 1) * (newString.length - oldString.length)) : undefined;
+        if (grown) return { error: grown };
         const after = replaceAll ? before.split(oldString).join(newString) : before.replace(oldString, () => newString);
         if (occurrences === 0 || (occurrences > 1 && !replaceAll) || (this.redact && secretEditReason(before, after))) {
           if (!this.redact) return occurrences === 0 ? notFound : ambiguous(occurrences);
@@ -458,7 +464,11 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       return await fn({ ws, ops, system, shown: this.shownPath(ws, system) });
     } catch (err) {
       const message =
-        err instanceof WorkspacePathError ? err.message : err instanceof OpenRefusedError ? `'${agentPath}' ${err.reason}` : describeFsError(err, agentPath);
+        err instanceof WorkspacePathError || err instanceof GlobLimitError || err instanceof SearchEngineError
+          ? err.message
+          : err instanceof OpenRefusedError
+            ? `'${agentPath}' ${err.reason}`
+            : describeFsError(err, agentPath);
       return { error: ws ? ws.rewrite(message) : message } as R;
     }
   }
@@ -549,7 +559,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
         timeoutMs: SEARCH_TIMEOUT_MS,
         maxOutputBytes: 64 * 1024 * 1024,
       });
-      if (outcome.error) throw new Error(outcome.error);
+      if (outcome.error) throw new SearchEngineError(outcome.error);
       for (const system of outcome.files) files.push({ system, rel: relativeTo(t.system, system) });
       return { files, truncated: !outcome.complete };
     }
@@ -574,7 +584,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       // Credential files are excluded before anything is counted (no oracle in caps or totals).
       exclude: (p) => contentAccessReason(p, { ...this.policy(t.ws), workspaceDir: t.ws.dir }) !== undefined,
     });
-    if (outcome.error) throw new Error(outcome.error);
+    if (outcome.error) throw new SearchEngineError(outcome.error);
     await dropHardLinkedResults(outcome, this.policy(t.ws));
     if (outcome.engine === "ripgrep") await verifyReportedLines(outcome, t.ws.realDirectory());
     const raw: RawGrep = { matches: [], truncated: !outcome.complete };
@@ -660,9 +670,12 @@ export class WorkbenchBackend implements BackendProtocolV2 {
 
 /** Matches a grep returns before saying it was truncated (deepagents prints every match). */
 const MAX_GREP_MATCHES = 1_000;
-const SEARCH_TIMEOUT_MS = 30_000;
+const SEARCH_TIMEOUT_MS = LIMITS.searchTimeoutMs;
 /** Files up to this size get a total line count with each read window. */
 const COUNT_LINES_MAX_BYTES = 32 * 1024 * 1024;
+
+/** A search engine's answer phrased for the model (invalid glob, regex timeout…): shown as is. */
+class SearchEngineError extends Error {}
 
 interface RawGrep {
   /** `path` is a system path; `text` is the raw line. */

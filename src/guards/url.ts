@@ -29,8 +29,17 @@ export interface UrlSafetyResult {
 /** Hosts that serve cloud credentials; blocked even when private targets are allowed. */
 const METADATA_HOSTS = new Set(["metadata.google.internal", "metadata.goog", "metadata"]);
 
-/** Cloud metadata addresses (GCP/AWS/Azure, ECS task role, Alibaba, AWS IPv6 IMDS). */
-const METADATA_ADDRESSES = new Set(["169.254.169.254", "169.254.170.2", "100.100.100.200", "fd00:ec2::254"]);
+/**
+ * Cloud metadata addresses (GCP/AWS/Azure, ECS task role, Alibaba, AWS IPv6 IMDS) and Azure's
+ * WireServer 168.63.129.16 (a public-range address that serves VM extension config and certificates).
+ */
+const METADATA_ADDRESSES = new Set(["169.254.169.254", "169.254.170.2", "100.100.100.200", "fd00:ec2::254", "168.63.129.16"]);
+
+/**
+ * Local-use NAT64 (RFC 8215): the operator picks the prefix length inside it, so where the IPv4
+ * address sits (and which host a translator reaches) cannot be known from outside.
+ */
+const LOCAL_NAT64 = ipaddr.parseCIDR("64:ff9b:1::/48") as [ipaddr.IPv6, number];
 
 /** Ranges an explicit allowance (allowPrivate/allowHosts) may open; every other non-unicast range stays shut. */
 const OPENABLE_RANGES = new Set(["private", "loopback", "carrierGradeNat", "uniqueLocal", "linkLocal"]);
@@ -40,8 +49,8 @@ type Verdict = { kind: "public" } | { kind: "openable"; range: string } | { kind
 /**
  * Decides whether `url` may be fetched: http/https only, a non-empty host, not a metadata host,
  * and every DNS answer (or the literal IP) a public unicast address, unless explicitly allowed.
- * IPv4-mapped/-compatible IPv6, NAT64 (64:ff9b::/96, 64:ff9b:1::/48) and 6to4 addresses are
- * judged by the IPv4 address they embed. Never throws.
+ * IPv4-mapped/-compatible IPv6, well-known NAT64 (64:ff9b::/96) and 6to4 addresses are judged by
+ * the IPv4 address they embed; local-use NAT64 (64:ff9b:1::/48) is always blocked. Never throws.
  */
 export async function checkUrlSafety(url: string, options: UrlSafetyOptions = {}): Promise<UrlSafetyResult> {
   let parsed: URL;
@@ -141,6 +150,7 @@ function judge(ip: ipaddr.IPv4 | ipaddr.IPv6): Verdict {
   if (ip.kind() === "ipv6") {
     const v6 = ip as ipaddr.IPv6;
     if (METADATA_ADDRESSES.has(v6.toString())) return { kind: "never", why: "cloud metadata address, always blocked" };
+    if (v6.match(LOCAL_NAT64)) return { kind: "never", why: "local-use NAT64 (64:ff9b:1::/48) with an operator-chosen IPv4 embedding, never a valid fetch target" };
     const embedded = embeddedIPv4(v6);
     if (embedded) return judge(embedded);
     return classify(v6.range());

@@ -50,7 +50,17 @@ export function planReplace(content: string, oldString: string, newString: strin
       candidates: where,
     };
   }
-  const edits = spans.map((s) => ({ start: s.start, end: s.end, text: replacementFor(index, strategy, oldLf, s, newLf) }));
+  // The result's size is known before it is built: refuse growth past the cap without allocating it.
+  const edits: Array<{ start: number; end: number; text: string }> = [];
+  let size = text.length;
+  for (const s of spans) {
+    const replacement = replacementFor(index, strategy, oldLf, s, newLf);
+    size += replacement.length - (s.end - s.start);
+    if (opts.maxResultChars !== undefined && size > opts.maxResultChars) {
+      return { ok: false, error: `the edit would make the file more than ${opts.maxResultChars} characters long; nothing was written. Replace fewer occurrences or use a shorter new_string.` };
+    }
+    edits.push({ start: s.start, end: s.end, text: replacement });
+  }
   return {
     ok: true,
     newContent: fromLf(applyEdits(text, edits), conventions),

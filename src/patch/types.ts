@@ -26,6 +26,8 @@ export interface MatchCandidate {
 export interface ReplaceOptions {
   /** Replace every occurrence instead of requiring a unique match (not for block-anchor/context-aware). */
   replaceAll?: boolean;
+  /** Refuse (without building it) a result longer than this many characters. */
+  maxResultChars?: number;
 }
 
 export type ReplacePlan =

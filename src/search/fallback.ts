@@ -8,17 +8,24 @@
  * translated to the `i` flag. Differences: `\w`, `\d`, `\b` are ASCII-only here (Unicode in
  * ripgrep); lookaround and backreferences work here but are errors in ripgrep; Rust-only syntax
  * (`(?x)`, `\pL`, `[[:alpha:]]`) is an error or literal here. Files over 64 MiB are skipped.
+ *
+ * Matching runs in a worker thread terminated at the deadline (src/search/regexWorker.ts): a
+ * backtracking pattern ends the search with an error asking for a simpler pattern. RE2
+ * (re2-wasm) was measured and rejected: its fixed 16 MiB heap aborts on a 12 MB file.
  */
 import { constants, type Dirent } from "node:fs";
 import { lstat, readdir, readFile, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import pLimit from "p-limit";
 import { openChecked } from "../fileops/local.js";
+import { LIMITS, regexTimeoutMessage } from "../guards/limits.js";
+import { GlobLimitError } from "./globMatch.js";
 import { globMatcher, ignoreLayer, isIgnored, relativePath, type IgnoreLayer } from "./globs.js";
+import { RegexRunner, RegexTimeoutError } from "./regexWorker.js";
 import { emptyOutcome, type SearchOutcome, type SearchRequest } from "./types.js";
 
 /** Files larger than this are not read by the fallback (ripgrep streams them instead). */
-export const FALLBACK_MAX_FILE_BYTES = 64 * 1024 * 1024;
+export const FALLBACK_MAX_FILE_BYTES = LIMITS.searchJsMaxFileBytes;
 const IO_CONCURRENCY = 64;
 
 /** Compiles a pattern as the fallback will use it, or returns a message for the model. */
@@ -83,13 +90,24 @@ export async function runJsSearch(req: SearchRequest, files: WalkFiles = LOCAL_F
   // Files read must stay under the searched tree's real root: the workspace, or (open mode) the searched path.
   const relSearch = relativePath(req.cwd, req.searchPath);
   const rootOf = relSearch.startsWith("../") || relSearch === ".." || path.isAbsolute(relSearch) ? req.searchPath : req.cwd;
-  const state = new Walk(req, out, deadline, regex, files, await files.realpath(rootOf).catch(() => rootOf));
+  const realRoot = await files.realpath(rootOf).catch(() => rootOf);
+  let state: Walk;
+  try {
+    state = new Walk(req, out, deadline, files, realRoot);
+  } catch (err) {
+    if (err instanceof GlobLimitError) return { ...out, error: err.message };
+    throw err;
+  }
+  // A file whose matching alone took a third of the time limit is the pattern's fault.
+  const matcher = regex ? new RegexRunner(regex.source, regex.flags, deadline, Math.min(1_000, req.timeoutMs / 3)) : undefined;
   try {
     const s = await files.stat(req.searchPath);
-    if (s.isFile()) await state.visitFile(req.searchPath, true);
-    else if (s.isDirectory()) await state.walk(req.searchPath, await state.initialLayers());
+    if (s.isFile()) await state.visitFile(req.searchPath, true, matcher);
+    else if (s.isDirectory()) await state.walk(req.searchPath, await state.initialLayers(), matcher);
   } catch (err) {
     out.error = `Cannot search "${req.searchPath}": ${(err as Error).message}`;
+  } finally {
+    matcher?.close();
   }
   return out;
 }
@@ -106,7 +124,6 @@ class Walk {
     private readonly req: SearchRequest,
     private readonly out: SearchOutcome,
     private readonly deadline: number,
-    private readonly regex: RegExp | undefined,
     private readonly files: WalkFiles,
     /** Real path of the searched root (the workspace): every file read is verified to be inside it once opened. */
     private readonly realCwd: string,
@@ -130,7 +147,7 @@ class Walk {
     return layers;
   }
 
-  async walk(dir: string, parentLayers: IgnoreLayer[]): Promise<void> {
+  async walk(dir: string, parentLayers: IgnoreLayer[], matcher: RegexRunner | undefined): Promise<void> {
     if (this.stopped()) return;
     let entries: Awaited<ReturnType<WalkFiles["readdir"]>>;
     try {
@@ -149,15 +166,15 @@ class Walk {
       const full = path.join(dir, e.name);
       const rel = this.rel(full);
       if (e.isDirectory()) {
-        if (!isIgnored(layers, rel, true)) work.push(this.walk(full, layers));
+        if (!isIgnored(layers, rel, true)) work.push(this.walk(full, layers, matcher));
       } else if (e.isFile() && !isIgnored(layers, rel, false)) {
-        work.push(this.visitFile(full, false));
+        work.push(this.visitFile(full, false, matcher));
       }
     }
     await Promise.all(work);
   }
 
-  async visitFile(file: string, explicit: boolean): Promise<void> {
+  async visitFile(file: string, explicit: boolean, matcher: RegexRunner | undefined): Promise<void> {
     if (this.stopped()) return;
     const rel = this.rel(file);
     if (!explicit && this.fileGlob && !this.fileGlob(rel)) return;
@@ -179,14 +196,19 @@ class Walk {
     if (buf.includes(0)) return; // binary, as ripgrep decides
     let text = buf.toString("utf8");
     if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-    const regex = this.regex!;
-    // Cheap whole-file rejection first; per-line matching decides.
-    if (!new RegExp(regex.source, `${regex.flags}m`).test(text)) return;
+    let matchLines: number[];
+    try {
+      matchLines = await matcher!.match(text, rel);
+    } catch (err) {
+      if (err instanceof RegexTimeoutError && this.out.error === undefined) {
+        this.out.error = regexTimeoutMessage(this.req.timeoutMs / 1000, err.file);
+      }
+      this.stop("timeout");
+      return;
+    }
+    if (matchLines.length === 0 || this.stopped()) return;
     const lines = text.split("\n");
     if (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();
-    const matchLines: number[] = [];
-    for (let i = 0; i < lines.length; i++) if (regex.test(lines[i]!)) matchLines.push(i);
-    if (matchLines.length === 0) return;
     this.record(file, lines, matchLines);
   }
 
@@ -203,7 +225,8 @@ class Walk {
     for (const m of matchLines) for (let i = Math.max(0, m - ctx); i <= Math.min(lines.length - 1, m + ctx); i++) shown.add(i);
     for (const i of [...shown].sort((a, b) => a - b)) {
       if (this.stopped()) return;
-      const text = lines[i]!.replace(/\r$/, "");
+      // As wide as ripgrep's --max-columns preview (the cut is marked downstream).
+      const text = lines[i]!.replace(/\r$/, "").slice(0, LIMITS.searchLineMaxBytes);
       this.out.lines.push({ path: file, line: i + 1, text, match: isMatch.has(i) });
       this.outputChars += text.length;
       if (isMatch.has(i) && ++this.matches >= this.req.maxRecords) this.stop("limit");

@@ -1,6 +1,7 @@
 /**
  * The ripgrep engine: `rg` spawned with an argument array (never a shell), `--` before the
- * pattern, `--json` parsed as a stream, bounded by a timeout, an output cap and a record cap.
+ * pattern, its output parsed as a stream, bounded by a timeout, an output cap, a record cap and
+ * a line-width cap (`--max-columns`).
  */
 import { spawn } from "node:child_process";
 import { lstat, realpath } from "node:fs/promises";
@@ -9,8 +10,10 @@ import { StringDecoder } from "node:string_decoder";
 import type { Environment } from "../fileops/environment.js";
 import { shellQuoteAll } from "../fileops/quote.js";
 import type { FileOperations } from "../fileops/types.js";
+import { LIMITS } from "../guards/limits.js";
+import { GlobLimitError } from "./globMatch.js";
 import { globMatcher, relativePath } from "./globs.js";
-import { emptyOutcome, type SearchOutcome, type SearchRequest } from "./types.js";
+import { emptyOutcome, type LineRecord, type SearchOutcome, type SearchRequest } from "./types.js";
 
 /** Flags that make ripgrep see the same files as the JS fallback, whatever the user's setup. */
 const COMMON_FLAGS = [
@@ -51,8 +54,12 @@ export function ripgrepArgs(req: SearchRequest, workspaceIgnore?: string): strin
   if (req.target === "files") return ["--files", "--null", ...flags, "--", target];
   if (req.mode === "files_only") return ["--files-with-matches", "--null", ...flags, "--", req.pattern, target];
   if (req.mode === "count") return ["--count", "--with-filename", "--null", ...flags, "--", req.pattern, target];
-  const context = req.context > 0 ? [`--context=${req.context}`] : [];
-  return ["--json", ...flags, ...context, "--", req.pattern, target];
+  const context = req.context > 0 ? [`--context=${req.context}`, "--no-context-separator"] : [];
+  // Not --json: its printer ignores --max-columns and builds every submatch of a line in memory
+  // (one search over a 64 MB single-line file peaked at 6.9 GB). The standard printer with a
+  // column cap keeps ripgrep's memory near the size of the longest line.
+  const lines = ["--no-heading", "--with-filename", "--line-number", "--null", "--color=never", `--max-columns=${LIMITS.searchLineMaxBytes}`, "--max-columns-preview"];
+  return [...lines, ...flags, ...context, "--", req.pattern, target];
 }
 
 /** Where ripgrep runs when not as a local process: inside an Environment (SSH host, container). */
@@ -68,7 +75,7 @@ interface Launched {
 }
 
 interface LaunchHandlers {
-  stdout(chunk: string): void;
+  stdout(chunk: Buffer): void;
   stderr(chunk: string): void;
   error(err: Error): void;
   close(code: number | null): void;
@@ -78,7 +85,6 @@ interface LaunchHandlers {
 function launch(binary: string, args: string[], cwd: string, timeoutMs: number, via: RipgrepVia | undefined, on: LaunchHandlers): Launched {
   if (!via) {
     const child = spawn(binary, args, { cwd, stdio: ["ignore", "pipe", "pipe"], windowsHide: true });
-    child.stdout.setEncoding("utf8");
     child.stdout.on("data", on.stdout);
     child.stderr.setEncoding("utf8");
     child.stderr.on("data", on.stderr);
@@ -87,7 +93,7 @@ function launch(binary: string, args: string[], cwd: string, timeoutMs: number, 
     return { kill: () => child.kill("SIGKILL") };
   }
   const abort = new AbortController();
-  const decoders = { stdout: new StringDecoder("utf8"), stderr: new StringDecoder("utf8") };
+  const stderrDecoder = new StringDecoder("utf8");
   let streamed = false;
   // Started on a later tick: handlers never run before the caller has the Launched handle.
   Promise.resolve()
@@ -99,7 +105,8 @@ function launch(binary: string, args: string[], cwd: string, timeoutMs: number, 
         signal: abort.signal,
         onOutput: (chunk, stream) => {
           streamed = true;
-          on[stream](decoders[stream].write(chunk));
+          if (stream === "stdout") on.stdout(chunk);
+          else on.stderr(stderrDecoder.write(chunk));
         },
       }),
     )
@@ -107,7 +114,7 @@ function launch(binary: string, args: string[], cwd: string, timeoutMs: number, 
       (result) => {
         if (!streamed) {
           // An environment that ignores onOutput answers with buffered output.
-          on.stdout(result.stdout.toString("utf8"));
+          on.stdout(result.stdout);
           on.stderr(result.stderr);
         }
         on.close(result.exitCode >= 0 ? result.exitCode : null);
@@ -122,12 +129,21 @@ function launch(binary: string, args: string[], cwd: string, timeoutMs: number, 
  * strings there). Never rejects: failures come back in `error`.
  */
 export async function runRipgrep(req: SearchRequest, binary = "rg", via?: RipgrepVia): Promise<SearchOutcome> {
+  const out = emptyOutcome("ripgrep");
+  let globbed: (file: string) => boolean;
+  try {
+    globbed = pathFilter(req);
+  } catch (err) {
+    if (err instanceof GlobLimitError) return { ...out, error: err.message };
+    throw err;
+  }
   const ignoreFile = path.join(req.cwd, ".gitignore");
   const ignore = await workspaceIgnoreState(req.cwd, ignoreFile, via?.fileOps ?? LOCAL_IGNORE_FS);
   const args = ripgrepArgs(req, ignore === "file" && req.searchPath !== req.cwd ? ignoreFile : undefined);
   // A planted `.gitignore -> /outside/file` is never read as rules: .gitignore handling is off for this search.
   if (ignore === "foreign") args.splice(args.indexOf("--"), 0, "--no-ignore-vcs");
-  const out = emptyOutcome("ripgrep");
+  const exclude = req.target === "content" ? req.exclude : undefined;
+  const wanted = exclude ? (file: string) => globbed(file) && !exclude(file) : globbed;
   return new Promise((resolveOnce) => {
     let settled = false;
     const resolve = (o: SearchOutcome) => {
@@ -149,12 +165,10 @@ export async function runRipgrep(req: SearchRequest, binary = "rg", via?: Ripgre
       setTimeout(() => resolve(out), KILL_GRACE_MS).unref();
     };
     const timer = setTimeout(() => stop("timeout"), req.timeoutMs);
-    // --json and --count print one record per line; file lists are NUL-separated (names may hold newlines).
-    const separator = req.target === "content" && req.mode !== "files_only" ? "\n" : "\0";
+    // --count prints one record per line; file lists are NUL-separated (names may hold newlines).
+    const separator = req.target === "content" && req.mode === "count" ? "\n" : "\0";
+    const decoder = new StringDecoder("utf8");
     let matches = 0;
-    const globbed = pathFilter(req);
-    const exclude = req.target === "content" ? req.exclude : undefined;
-    const wanted = exclude ? (file: string) => globbed(file) && !exclude(file) : globbed;
     const take = (record: string) => {
       if (stopped || record === "") return;
       if (req.target === "files" || req.mode === "files_only") {
@@ -168,25 +182,34 @@ export async function runRipgrep(req: SearchRequest, binary = "rg", via?: Ripgre
         if (!wanted(file)) return;
         out.counts.push({ path: file, count: Number(record.slice(nul + 1)) });
         if (out.counts.length >= req.maxRecords) stop("limit");
-      } else if (parseJsonLine(record, req.cwd, out, wanted) && ++matches >= req.maxRecords) {
-        stop("limit");
       }
     };
-    const onStdout = (chunk: string) => {
+    const lineParser = req.target === "content" && req.mode === "content" ? new LineRecordParser() : undefined;
+    const takeLine = (rec: LineRecord) => {
+      if (stopped || !wanted(rec.path)) return;
+      out.lines.push(rec);
+      if (rec.match && ++matches >= req.maxRecords) stop("limit");
+    };
+    const onStdout = (chunk: Buffer) => {
       if (stopped) return;
-      bytes += Buffer.byteLength(chunk);
+      bytes += chunk.length;
       if (bytes > req.maxOutputBytes) return stop("output");
-      if (!chunk.includes(separator)) {
-        pending += chunk; // a long record arriving in pieces: no re-splitting per piece
+      if (lineParser) {
+        lineParser.push(chunk, req.cwd, takeLine);
         return;
       }
-      const parts = (pending + chunk).split(separator);
+      const text = decoder.write(chunk);
+      if (!text.includes(separator)) {
+        pending += text; // a long record arriving in pieces: no re-splitting per piece
+        return;
+      }
+      const parts = (pending + text).split(separator);
       pending = parts.pop()!;
       for (const p of parts) take(p);
     };
     const onClose = (code: number | null) => {
       clearTimeout(timer);
-      if (!stopped) take(pending);
+      if (!stopped) take(pending + decoder.end());
       // 0: matches, 1: none; 2: an error — with results it is a per-file problem (permission…).
       const problems = fatalStderr(stderr);
       if (code === 2 && !stopped && out.lines.length + out.files.length + out.counts.length === 0 && problems !== "") {
@@ -208,30 +231,50 @@ export async function runRipgrep(req: SearchRequest, binary = "rg", via?: Ripgre
   });
 }
 
-/** Parses one `--json` line into `out`; true when it added a match. */
-function parseJsonLine(line: string, cwd: string, out: SearchOutcome, wanted: (file: string) => boolean): boolean {
-  let msg: { type?: string; data?: { path?: RgData; lines?: RgData; line_number?: number } };
-  try {
-    msg = JSON.parse(line);
-  } catch {
-    return false;
+/**
+ * Parses the standard printer's `PATH\0LINE:TEXT\n` (match) and `PATH\0LINE-TEXT\n` (context)
+ * records from byte chunks. Paths may hold newlines (hence `--null`); text never does. Bytes are
+ * decoded per field, so a character split across chunks survives.
+ */
+class LineRecordParser {
+  private pending: Buffer = Buffer.alloc(0);
+
+  push(chunk: Buffer, cwd: string, take: (rec: LineRecord) => void): void {
+    let buf = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk]);
+    let pos = 0;
+    for (;;) {
+      const nul = buf.indexOf(0, pos);
+      const eol = buf.indexOf(0x0a, pos);
+      if (eol !== -1 && (nul === -1 || eol < nul)) {
+        // A line without a path separator: ripgrep's "binary file matches" notice for an explicit file.
+        pos = eol + 1;
+        continue;
+      }
+      if (nul === -1) break;
+      const end = buf.indexOf(0x0a, nul + 1);
+      if (end === -1) break;
+      const rec = parseRecord(buf, pos, nul, end, cwd);
+      if (rec) take(rec);
+      pos = end + 1;
+    }
+    buf = buf.subarray(pos);
+    this.pending = buf.length === 0 ? Buffer.alloc(0) : Buffer.from(buf);
   }
-  if ((msg.type !== "match" && msg.type !== "context") || !msg.data?.path || !msg.data.lines) return false;
-  const file = absolute(cwd, dataText(msg.data.path));
-  if (!wanted(file)) return false;
-  const text = dataText(msg.data.lines).replace(/\r?\n$/, "");
-  out.lines.push({ path: file, line: msg.data.line_number ?? 0, text, match: msg.type === "match" });
-  return msg.type === "match";
 }
 
-interface RgData {
-  text?: string;
-  bytes?: string;
-}
+/** `--max-columns-preview` ends a cut line with this; the cut is marked again downstream. */
+const PREVIEW_SUFFIX = " [... omitted end of long line]";
 
-/** ripgrep sends non-UTF-8 paths and lines base64-encoded. */
-function dataText(d: RgData): string {
-  return d.text ?? Buffer.from(d.bytes ?? "", "base64").toString("utf8");
+function parseRecord(buf: Buffer, start: number, nul: number, end: number, cwd: string): LineRecord | undefined {
+  let i = nul + 1;
+  let line = 0;
+  while (i < end && buf[i]! >= 0x30 && buf[i]! <= 0x39) line = line * 10 + (buf[i++]! - 0x30);
+  const sep = buf[i];
+  if (i === nul + 1 || (sep !== 0x3a && sep !== 0x2d)) return undefined;
+  let text = buf.toString("utf8", i + 1, end);
+  if (text.endsWith("\r")) text = text.slice(0, -1);
+  if (text.endsWith(PREVIEW_SUFFIX)) text = text.slice(0, -PREVIEW_SUFFIX.length);
+  return { path: absolute(cwd, buf.toString("utf8", start, nul)), line, text, match: sep === 0x3a };
 }
 
 /** The glob filters of the request (file_glob, and the name glob of target="files"), on absolute paths. */
