@@ -4,11 +4,11 @@
  * a line-width cap (`--max-columns`).
  */
 import { spawn } from "node:child_process";
-import { lstat, realpath } from "node:fs/promises";
 import path from "node:path";
 import { StringDecoder } from "node:string_decoder";
 import type { Environment } from "../fileops/environment.js";
 import { shellQuoteAll } from "../fileops/quote.js";
+import { LocalFileOperations } from "../fileops/local.js";
 import type { FileOperations } from "../fileops/types.js";
 import { LIMITS } from "../guards/limits.js";
 import { GlobLimitError } from "./globMatch.js";
@@ -315,14 +315,7 @@ async function workspaceIgnoreState(cwd: string, ignoreFile: string, fs: Pick<Fi
 }
 
 /** This machine's disk, for {@link workspaceIgnoreState}. */
-const LOCAL_IGNORE_FS: Pick<FileOperations, "lstat" | "realpath"> = {
-  lstat: async (p) => {
-    const s = await lstat(p).catch(() => undefined);
-    if (!s) return null;
-    return { type: s.isFile() ? "file" : s.isSymbolicLink() ? "symlink" : s.isDirectory() ? "directory" : "other", size: s.size, mtimeMs: s.mtimeMs, mode: s.mode & 0o7777 };
-  },
-  realpath: (p) => realpath(p),
-};
+const LOCAL_IGNORE_FS: Pick<FileOperations, "lstat" | "realpath"> = new LocalFileOperations();
 
 /**
  * The part of ripgrep's stderr that explains a failed request. Per-file warnings (unreadable
