@@ -38,8 +38,9 @@ before(async () => {
   wb = createWorkbench({
     rootDir: path.join(root, "ws"),
     enableShell: true,
-    // A human approves every dangerous command, so the tool itself may run it.
-    basicTools: { shell: { allowDangerous: true, env: { PATH: `${stubBin}:${process.env.PATH ?? ""}` } } },
+    // A human approves every dangerous command, so the tool itself may run it. The stub `curl`
+    // lives outside the workspace, which a sandbox hides: this composition test runs on the host.
+    basicTools: { shell: { allowDangerous: true, sandbox: "off", env: { PATH: `${stubBin}:${process.env.PATH ?? ""}` } } },
     webTools: false,
   });
 });
