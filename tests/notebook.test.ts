@@ -54,7 +54,9 @@ test("quickstart.ipynb runs headless on the Deno kernel without errors", async (
   try {
     await run(
       "jupyter",
-      ["nbconvert", "--to", "notebook", "--execute", "--ExecutePreprocessor.timeout=180", "--output", out, notebook],
+      // iopub_timeout: after a cell's reply nbclient waits this long for its remaining outputs
+      // (default 4 s); on a loaded 2-core CI box a display message arrived later and was dropped.
+      ["nbconvert", "--to", "notebook", "--execute", "--ExecutePreprocessor.timeout=180", "--ExecutePreprocessor.iopub_timeout=60", "--output", out, notebook],
       { cwd: path.dirname(notebook), env, timeout: 300_000, maxBuffer: 16 << 20 },
     );
   } catch (err) {
