@@ -273,7 +273,7 @@ interface ContextRule {
   needles: string[];
 }
 
-const CONTEXT_RULES: ContextRule[] = [
+const CONTEXT_RULES: Array<ContextRule & { needleRes: RegExp[] }> = (<ContextRule[]>[
   // `Authorization: Bearer x`, `Proxy-Authorization: Basic x`, `"Authorization": "Token x"`
   { re: /\b((?:proxy-)?authorization(?:["'`]?[ \t]*[:=]|["'`][ \t]*,)[ \t]*["'`]?(?:(?:bearer|basic|token|digest|apikey|bot|sso-key|key|otp)\s+)?)([^\s"'`,;]{4,})/gi, group: 2, needles: ["authorization"] },
   // `x-api-key: x`, `PRIVATE-TOKEN: x`
@@ -302,7 +302,11 @@ const CONTEXT_RULES: ContextRule[] = [
   // Basic-auth blobs in Docker configs and headers: `"auth": "dXNl…"` is caught by the assignment rule.
   // Azure SAS / signed URLs: `sig=…`, `X-Amz-Signature=…`, `X-Goog-Signature=…`
   { re: /[?&](?:sig|signature|x-amz-signature|x-goog-signature|x-amz-security-token|token|access_token|api_key|apikey|key|code|client_secret|password)=([A-Za-z0-9%+/._~-]{12,})/gi, group: 1, needles: ["?", "&"] },
-];
+]).map((rule) => ({
+  ...rule,
+  // Case-insensitive tests instead of lower-casing the whole text (which costs more than the rules).
+  needleRes: rule.needles.map((n) => new RegExp(n.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&"), "i")),
+}));
 
 /** `Authorization: "Bearer " + token`: the scheme, not a value. */
 const SCHEME_WORD_RE = /^(?:bearer|basic|token|digest|negotiate|ntlm|authentication|auth)$/i;
@@ -425,10 +429,9 @@ function foldedVendorSpans(text: string, direct: SecretSpan[], out: SecretSpan[]
   const regions: Array<[number, number]> = [];
   INVISIBLE_RE.lastIndex = 0;
   for (const m of text.matchAll(INVISIBLE_RE)) regions.push([Math.max(0, m.index - 300), Math.min(text.length, m.index + m[0].length + 300)]);
-  WRAPPED_PREFIX_RE.lastIndex = 0;
-  for (const m of text.matchAll(WRAPPED_PREFIX_RE)) {
-    const nextLine = text.indexOf("\n", m.index) + 1;
-    regions.push([m.index, Math.min(text.length, lineEnd(text, nextLine) + 1, nextLine + 400)]);
+  for (const at of wrappedPrefixes(text)) {
+    const nextLine = text.indexOf("\n", at) + 1;
+    regions.push([at, Math.min(text.length, lineEnd(text, nextLine) + 1, nextLine + 400)]);
   }
   if (regions.length === 0) return;
   regions.sort((a, b) => a[0] - b[0]);
@@ -508,6 +511,70 @@ function presentNeedles(text: string): Set<string> {
   return found;
 }
 
+/** Needles by their first character, to find needles that start inside a longer needle's match. */
+const NEEDLES_BY_FIRST = new Map<string, string[]>();
+for (const n of NEEDLES) NEEDLES_BY_FIRST.set(n[0]!, [...(NEEDLES_BY_FIRST.get(n[0]!) ?? []), n]);
+
+/** Every position where a needle starts (overlaps included), by needle: one scan for all patterns. */
+function needlePositions(text: string): Map<string, number[]> {
+  const at = new Map<string, number[]>();
+  NEEDLE_RE.lastIndex = 0;
+  let m: RegExpExecArray | null;
+  while ((m = NEEDLE_RE.exec(text)) !== null) {
+    const end = m.index + m[0].length;
+    for (let k = m.index; k < end; k++) {
+      for (const n of NEEDLES_BY_FIRST.get(text[k]!) ?? []) {
+        if (!text.startsWith(n, k)) continue;
+        const list = at.get(n);
+        if (list) list.push(k);
+        else at.set(n, [k]);
+      }
+    }
+  }
+  return at;
+}
+
+const escapeLiteral = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+const BOUNDARY_SRC = "(?<![A-Za-z0-9_-])";
+
+/**
+ * Patterns whose every match starts with their needle: matched (sticky) only where a needle
+ * starts, instead of scanning the whole text once per pattern; the others scan the text when
+ * their needle occurs (or always, without one).
+ */
+const STICKY = new Map<VendorPattern, RegExp>();
+for (const p of VENDOR_PATTERNS) {
+  const needle = needleOf(p);
+  if (needle.length < 2) continue;
+  const src = p.re.source.startsWith(BOUNDARY_SRC) ? p.re.source.slice(BOUNDARY_SRC.length) : p.re.source;
+  const lit = escapeLiteral(needle);
+  if (src.startsWith(lit)) STICKY.set(p, new RegExp(p.re.source, p.re.flags.replace("g", "") + "y"));
+}
+
+/** The vendor-pattern spans of `text`, in pattern order (as a scan per pattern would push them). */
+function vendorSpans(text: string, spans: SecretSpan[]): void {
+  const positions = needlePositions(text);
+  for (const p of VENDOR_PATTERNS) {
+    const needle = needleOf(p);
+    if (needle.length >= 2 && !positions.has(needle)) continue;
+    const sticky = STICKY.get(p);
+    if (sticky) {
+      let doneUntil = 0;
+      for (const pos of positions.get(needle)!) {
+        if (pos < doneUntil) continue;
+        sticky.lastIndex = pos;
+        const m = sticky.exec(text);
+        if (!m) continue;
+        spans.push({ start: Math.max(0, m.index - (p.back ?? 0)), end: m.index + m[0].length, label: vendorLabel(p, m[0]) });
+        doneUntil = m.index + Math.max(1, m[0].length);
+      }
+      continue;
+    }
+    p.re.lastIndex = 0;
+    for (const m of text.matchAll(p.re)) spans.push({ start: Math.max(0, m.index - (p.back ?? 0)), end: m.index + m[0].length, label: vendorLabel(p, m[0]) });
+  }
+}
+
 function mayMatch(p: VendorPattern, present: Set<string>): boolean {
   const needle = needleOf(p);
   return needle.length < 2 || present.has(needle);
@@ -531,6 +598,40 @@ const WRAPPED_PREFIX_RE = new RegExp(
   "g",
 );
 
+/** Characters of a vendor prefix and of the token body after it. */
+function isWrapChar(c: number): boolean {
+  return isKeyChar(c) || c === 43 || c === 47 || c === 61 || c === 126; // + / = ~
+}
+
+/**
+ * Starts of {@link WRAPPED_PREFIX_RE} matches, found from the line breaks (between two token
+ * characters) instead of by trying the alternation at every position of the text: only the token
+ * run before such a break is matched, one line break per candidate.
+ */
+function wrappedPrefixes(text: string): number[] {
+  const out: number[] = [];
+  let doneUntil = 0;
+  for (let nl = text.indexOf("\n"); nl !== -1; nl = text.indexOf("\n", nl + 1)) {
+    const last = text[nl - 1] === "\r" ? nl - 2 : nl - 1;
+    if (last < 0 || !isWrapChar(text.charCodeAt(last)) || nl + 4 >= text.length) continue;
+    let ok = true;
+    for (let k = nl + 1; k <= nl + 4 && ok; k++) ok = isWrapChar(text.charCodeAt(k));
+    if (!ok) continue;
+    // A match starts at most prefix (16) + body (120) + "\r" characters before the break.
+    let from = last;
+    while (from > 0 && from > nl - 140 && isWrapChar(text.charCodeAt(from - 1))) from--;
+    from = Math.max(from, doneUntil);
+    // One character of context before the run keeps the regex's look-behind exact.
+    const base = Math.max(0, from - 1);
+    WRAPPED_PREFIX_RE.lastIndex = from - base;
+    const m = WRAPPED_PREFIX_RE.exec(text.slice(base, nl + 5));
+    if (!m) continue;
+    out.push(base + m.index);
+    doneUntil = base + m.index + m[0].length;
+  }
+  return out;
+}
+
 function vendorLabel(p: VendorPattern, match: string): string {
   return typeof p.label === "string" ? p.label : p.label(match);
 }
@@ -540,12 +641,7 @@ function vendorLabel(p: VendorPattern, match: string): string {
 function collectSpans(text: string, opts: RedactOptions): SecretSpan[] {
   const spans: SecretSpan[] = [];
   pemSpans(text, opts, spans);
-  const present = presentNeedles(text);
-  for (const p of VENDOR_PATTERNS) {
-    if (!mayMatch(p, present)) continue;
-    p.re.lastIndex = 0;
-    for (const m of text.matchAll(p.re)) spans.push({ start: Math.max(0, m.index - (p.back ?? 0)), end: m.index + m[0].length, label: vendorLabel(p, m[0]) });
-  }
+  vendorSpans(text, spans);
   const direct = spans.slice();
   foldedVendorSpans(text, direct, spans);
   for (const w of WEBHOOK_PATTERNS) {
@@ -567,9 +663,8 @@ function collectSpans(text: string, opts: RedactOptions): SecretSpan[] {
       spans.push({ start: userStart, end: userStart + user.length });
     }
   }
-  const lower = text.toLowerCase();
   for (const rule of CONTEXT_RULES) {
-    if (!rule.needles.some((n) => lower.includes(n))) continue;
+    if (!rule.needleRes.some((re) => re.test(text))) continue;
     rule.re.lastIndex = 0;
     for (const m of text.matchAll(rule.re)) {
       let value = m[rule.group];
