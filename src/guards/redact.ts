@@ -704,12 +704,22 @@ function assignmentSpans(text: string, spans: SecretSpan[]): void {
     if (before === "$") continue; // `$TOKEN`, `${password}`
     const at = before === '"' || before === "'" || before === "`" ? start - 1 : start;
     if (at > 0 && /[\w$]/.test(text[at - 1]!)) continue;
+    // Cheap checks first (exact: the key is the whole run and must be followed by an operator).
+    if (!operatorFollows(text, keyEnd) || !keyStrength(text.slice(start, keyEnd))) continue;
     ASSIGNMENT_RE.lastIndex = at;
     const m = ASSIGNMENT_RE.exec(text);
     if (!m) continue;
     const span = assignmentSpan(text, m);
     if (span) spans.push(span);
   }
+}
+
+/** After a key: an optional closing quote, blanks, then `:`, `=` or `?=` (an {@link ASSIGNMENT_RE} operator). */
+function operatorFollows(text: string, pos: number): boolean {
+  let c = text.charCodeAt(pos);
+  if (c === 34 || c === 39 || c === 96) c = text.charCodeAt(++pos);
+  while (c === 32 || c === 9) c = text.charCodeAt(++pos);
+  return c === 58 || c === 61 || c === 63;
 }
 
 /** Start of capture group `g` inside the whole match (the value is the match's last occurrence). */
