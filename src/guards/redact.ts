@@ -198,7 +198,7 @@ const ASSIGNMENT_RE =
   /()["'`]?([A-Za-z_][\w.-]*)["'`]?([ \t]*)(:=|=>|\?=|=|:)([ \t]*)("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`[^`\n]*`|\$\{\{[^}\n]*\}\}|\$\{[^}\n]*\}|(?:[^\s"'`,;&}\])\\]|\\(?![nrt0])|&(?![\w.-]+=))+)/y;
 
 /** Substrings every secret key name contains: assignments are only parsed where one occurs. */
-const KEY_HINT_RE = /pass|pw|secret|token|key|auth|cred|bearer|sess|cookie|sig|salt|otp|dsn|pat/gi;
+const KEY_HINT_TEST_RE = /pass|pw|secret|token|key|auth|cred|bearer|sess|cookie|sig|salt|otp|dsn|pat/i;
 /** `[A-Za-z0-9_.-]` by char code (this loop runs for every hint). */
 function isKeyChar(c: number): boolean {
   return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95 || c === 46 || c === 45;
@@ -684,28 +684,44 @@ function collectSpans(text: string, opts: RedactOptions): SecretSpan[] {
 }
 
 /**
- * `key = value` assignments whose key holds a secret word: each hint is widened to its whole key,
- * then the assignment is matched there (sticky), so ordinary `x = y` lines cost one hint scan.
+ * `key = value` assignments whose key holds a secret word: found from the operators (`:` and `=`,
+ * located with `indexOf`) back to the key before each, so the key-name rule costs one cheap check
+ * per operator; the assignment is then matched at the key (sticky) only when the key holds a hint.
  */
 function assignmentSpans(text: string, spans: SecretSpan[]): void {
-  KEY_HINT_RE.lastIndex = 0;
+  let colon = text.indexOf(":");
+  let equals = text.indexOf("=");
   let doneUntil = -1;
-  let hint: RegExpExecArray | null;
-  while ((hint = KEY_HINT_RE.exec(text)) !== null) {
-    let start = hint.index;
-    while (start > 0 && isKeyChar(text.charCodeAt(start - 1))) start--;
-    while (start < hint.index && !/[A-Za-z_]/.test(text[start]!)) start++; // `--password`, `.token`
-    if (start <= doneUntil) continue;
-    const before = start > 0 ? text[start - 1]! : "";
-    let keyEnd = start;
-    while (keyEnd < text.length && isKeyChar(text.charCodeAt(keyEnd))) keyEnd++;
+  while (colon !== -1 || equals !== -1) {
+    let op: number;
+    if (equals === -1 || (colon !== -1 && colon < equals)) {
+      op = colon;
+      colon = text.indexOf(":", op + 1);
+    } else {
+      op = equals;
+      equals = text.indexOf("=", op + 1);
+    }
+    // Back over `?` of `?=`, blanks and a closing quote to the end of the key.
+    let q = op - 1;
+    if (text.charCodeAt(op) === 61 && text.charCodeAt(q) === 63) q--;
+    while (q >= 0 && (text.charCodeAt(q) === 32 || text.charCodeAt(q) === 9)) q--;
+    const cq = text.charCodeAt(q);
+    if (cq === 34 || cq === 39 || cq === 96) q--;
+    if (q < 0 || !isKeyChar(text.charCodeAt(q))) continue;
+    const keyEnd = q + 1;
+    if (keyEnd <= doneUntil) continue;
     doneUntil = keyEnd;
-    KEY_HINT_RE.lastIndex = keyEnd;
+    let start = q;
+    while (start > 0 && isKeyChar(text.charCodeAt(start - 1))) start--;
+    while (start < keyEnd && !isKeyStartChar(text.charCodeAt(start))) start++; // `--password`, `.token`
+    if (start === keyEnd) continue;
+    const key = text.slice(start, keyEnd);
+    if (!KEY_HINT_TEST_RE.test(key)) continue;
+    const before = start > 0 ? text[start - 1]! : "";
     if (before === "$") continue; // `$TOKEN`, `${password}`
     const at = before === '"' || before === "'" || before === "`" ? start - 1 : start;
     if (at > 0 && /[\w$]/.test(text[at - 1]!)) continue;
-    // Cheap checks first (exact: the key is the whole run and must be followed by an operator).
-    if (!operatorFollows(text, keyEnd) || !keyStrength(text.slice(start, keyEnd))) continue;
+    if (!keyStrength(key)) continue;
     ASSIGNMENT_RE.lastIndex = at;
     const m = ASSIGNMENT_RE.exec(text);
     if (!m) continue;
@@ -714,12 +730,9 @@ function assignmentSpans(text: string, spans: SecretSpan[]): void {
   }
 }
 
-/** After a key: an optional closing quote, blanks, then `:`, `=` or `?=` (an {@link ASSIGNMENT_RE} operator). */
-function operatorFollows(text: string, pos: number): boolean {
-  let c = text.charCodeAt(pos);
-  if (c === 34 || c === 39 || c === 96) c = text.charCodeAt(++pos);
-  while (c === 32 || c === 9) c = text.charCodeAt(++pos);
-  return c === 58 || c === 61 || c === 63;
+/** `[A-Za-z_]`: the first character of a key. */
+function isKeyStartChar(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c === 95;
 }
 
 /** Start of capture group `g` inside the whole match (the value is the match's last occurrence). */
