@@ -314,6 +314,28 @@ const SCHEME_WORD_RE = /^(?:bearer|basic|token|digest|negotiate|ntlm|authenticat
 /** `scheme://user:password@host`, `scheme://:password@host`, `scheme://TOKEN@host`. */
 const URL_USERINFO_RE = /\b[a-z][a-z0-9+.-]{1,20}:\/\/([^\s:/@"'<>]{0,128})(?::([^\s@/"'<>]{1,256}))?@(?=[A-Za-z0-9[])/gi;
 
+const URL_USERINFO_STICKY_RE = new RegExp(URL_USERINFO_RE.source, "iy");
+
+/**
+ * The matches of {@link URL_USERINFO_RE} (leftmost, not overlapping), tried only where a scheme
+ * can start before a `://` (at most 21 characters back) instead of at every position.
+ */
+function urlUserinfoMatches(text: string): RegExpExecArray[] {
+  const out: RegExpExecArray[] = [];
+  let doneUntil = 0;
+  for (let sep = text.indexOf("://"); sep !== -1; sep = text.indexOf("://", sep + 1)) {
+    for (let from = Math.max(doneUntil, sep - 21); from <= sep - 2; from++) {
+      URL_USERINFO_STICKY_RE.lastIndex = from;
+      const m = URL_USERINFO_STICKY_RE.exec(text);
+      if (!m) continue;
+      out.push(m);
+      doneUntil = m.index + m[0].length;
+      break;
+    }
+  }
+  return out;
+}
+
 /** A user-only URL credential that is a token, not a login name (`git`, `deploy`, `alice.smith`). */
 function tokenLikeUser(user: string): boolean {
   return user.length >= 16 && /\d/.test(user) && /[A-Za-z]/.test(user);
@@ -651,8 +673,7 @@ function collectSpans(text: string, opts: RedactOptions): SecretSpan[] {
       spans.push({ start, end: start + m[2]!.length, label: w.label });
     }
   }
-  URL_USERINFO_RE.lastIndex = 0;
-  for (const m of text.includes("://") ? text.matchAll(URL_USERINFO_RE) : []) {
+  for (const m of urlUserinfoMatches(text)) {
     const user = m[1] ?? "";
     const password = m[2];
     const userStart = m.index + m[0].indexOf("://") + 3;
