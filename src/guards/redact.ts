@@ -537,23 +537,53 @@ function presentNeedles(text: string): Set<string> {
 const NEEDLES_BY_FIRST = new Map<string, string[]>();
 for (const n of NEEDLES) NEEDLES_BY_FIRST.set(n[0]!, [...(NEEDLES_BY_FIRST.get(n[0]!) ?? []), n]);
 
-/** Every position where a needle starts (overlaps included), by needle: one scan for all patterns. */
+/** Characters of a vendor token and of the context its look-behind needs (`[A-Za-z0-9_.+/=~-]`). */
+const RUN_CHAR = new Uint8Array(128);
+for (const c of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.+/=~-") RUN_CHAR[c.charCodeAt(0)] = 1;
+/** The shortest run of token characters a needle-anchored pattern can match in (`xoxb-` + 10). */
+const MIN_TOKEN_RUN = 15;
+
+/**
+ * Every position where a needle starts (overlaps included), by needle, inside runs of token
+ * characters long enough to hold a token: ordinary words and code are skipped by one char loop
+ * instead of trying the needle alternation at every position.
+ */
 function needlePositions(text: string): Map<string, number[]> {
   const at = new Map<string, number[]>();
+  const len = text.length;
+  let i = 0;
+  while (i < len) {
+    const c = text.charCodeAt(i);
+    if (c >= 128 || RUN_CHAR[c] === 0) {
+      i++;
+      continue;
+    }
+    let j = i + 1;
+    while (j < len) {
+      const d = text.charCodeAt(j);
+      if (d >= 128 || RUN_CHAR[d] === 0) break;
+      j++;
+    }
+    if (j - i >= MIN_TOKEN_RUN) runNeedles(text.slice(i, j), i, at);
+    i = j + 1;
+  }
+  return at;
+}
+
+function runNeedles(run: string, offset: number, at: Map<string, number[]>): void {
   NEEDLE_RE.lastIndex = 0;
   let m: RegExpExecArray | null;
-  while ((m = NEEDLE_RE.exec(text)) !== null) {
+  while ((m = NEEDLE_RE.exec(run)) !== null) {
     const end = m.index + m[0].length;
     for (let k = m.index; k < end; k++) {
-      for (const n of NEEDLES_BY_FIRST.get(text[k]!) ?? []) {
-        if (!text.startsWith(n, k)) continue;
+      for (const n of NEEDLES_BY_FIRST.get(run[k]!) ?? []) {
+        if (!run.startsWith(n, k)) continue;
         const list = at.get(n);
-        if (list) list.push(k);
-        else at.set(n, [k]);
+        if (list) list.push(offset + k);
+        else at.set(n, [offset + k]);
       }
     }
   }
-  return at;
 }
 
 const escapeLiteral = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
@@ -578,8 +608,9 @@ function vendorSpans(text: string, spans: SecretSpan[]): void {
   const positions = needlePositions(text);
   for (const p of VENDOR_PATTERNS) {
     const needle = needleOf(p);
-    if (needle.length >= 2 && !positions.has(needle)) continue;
     const sticky = STICKY.get(p);
+    // A pattern that scans the whole text runs when its needle occurs anywhere.
+    if (needle.length >= 2 && !(sticky ? positions.has(needle) : text.includes(needle))) continue;
     if (sticky) {
       let doneUntil = 0;
       for (const pos of positions.get(needle)!) {
