@@ -198,7 +198,7 @@ const ASSIGNMENT_RE =
   /()["'`]?([A-Za-z_][\w.-]*)["'`]?([ \t]*)(:=|=>|\?=|=|:)([ \t]*)("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`[^`\n]*`|\$\{\{[^}\n]*\}\}|\$\{[^}\n]*\}|(?:[^\s"'`,;&}\])\\]|\\(?![nrt0])|&(?![\w.-]+=))+)/y;
 
 /** Substrings every secret key name contains: assignments are only parsed where one occurs. */
-const KEY_HINT_RE = /pass|pw|secret|token|key|auth|cred|bearer|sess|cookie|sig|salt|otp|dsn|pat/gi;
+const KEY_HINT_TEST_RE = /pass|pw|secret|token|key|auth|cred|bearer|sess|cookie|sig|salt|otp|dsn|pat/i;
 /** `[A-Za-z0-9_.-]` by char code (this loop runs for every hint). */
 function isKeyChar(c: number): boolean {
   return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95 || c === 46 || c === 45;
@@ -273,7 +273,7 @@ interface ContextRule {
   needles: string[];
 }
 
-const CONTEXT_RULES: ContextRule[] = [
+const CONTEXT_RULES: Array<ContextRule & { needleRes: RegExp[] }> = (<ContextRule[]>[
   // `Authorization: Bearer x`, `Proxy-Authorization: Basic x`, `"Authorization": "Token x"`
   { re: /\b((?:proxy-)?authorization(?:["'`]?[ \t]*[:=]|["'`][ \t]*,)[ \t]*["'`]?(?:(?:bearer|basic|token|digest|apikey|bot|sso-key|key|otp)\s+)?)([^\s"'`,;]{4,})/gi, group: 2, needles: ["authorization"] },
   // `x-api-key: x`, `PRIVATE-TOKEN: x`
@@ -302,13 +302,39 @@ const CONTEXT_RULES: ContextRule[] = [
   // Basic-auth blobs in Docker configs and headers: `"auth": "dXNl…"` is caught by the assignment rule.
   // Azure SAS / signed URLs: `sig=…`, `X-Amz-Signature=…`, `X-Goog-Signature=…`
   { re: /[?&](?:sig|signature|x-amz-signature|x-goog-signature|x-amz-security-token|token|access_token|api_key|apikey|key|code|client_secret|password)=([A-Za-z0-9%+/._~-]{12,})/gi, group: 1, needles: ["?", "&"] },
-];
+]).map((rule) => ({
+  ...rule,
+  // Case-insensitive tests instead of lower-casing the whole text (which costs more than the rules).
+  needleRes: rule.needles.map((n) => new RegExp(n.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&"), "i")),
+}));
 
 /** `Authorization: "Bearer " + token`: the scheme, not a value. */
 const SCHEME_WORD_RE = /^(?:bearer|basic|token|digest|negotiate|ntlm|authentication|auth)$/i;
 
 /** `scheme://user:password@host`, `scheme://:password@host`, `scheme://TOKEN@host`. */
 const URL_USERINFO_RE = /\b[a-z][a-z0-9+.-]{1,20}:\/\/([^\s:/@"'<>]{0,128})(?::([^\s@/"'<>]{1,256}))?@(?=[A-Za-z0-9[])/gi;
+
+const URL_USERINFO_STICKY_RE = new RegExp(URL_USERINFO_RE.source, "iy");
+
+/**
+ * The matches of {@link URL_USERINFO_RE} (leftmost, not overlapping), tried only where a scheme
+ * can start before a `://` (at most 21 characters back) instead of at every position.
+ */
+function urlUserinfoMatches(text: string): RegExpExecArray[] {
+  const out: RegExpExecArray[] = [];
+  let doneUntil = 0;
+  for (let sep = text.indexOf("://"); sep !== -1; sep = text.indexOf("://", sep + 1)) {
+    for (let from = Math.max(doneUntil, sep - 21); from <= sep - 2; from++) {
+      URL_USERINFO_STICKY_RE.lastIndex = from;
+      const m = URL_USERINFO_STICKY_RE.exec(text);
+      if (!m) continue;
+      out.push(m);
+      doneUntil = m.index + m[0].length;
+      break;
+    }
+  }
+  return out;
+}
 
 /** A user-only URL credential that is a token, not a login name (`git`, `deploy`, `alice.smith`). */
 function tokenLikeUser(user: string): boolean {
@@ -425,10 +451,9 @@ function foldedVendorSpans(text: string, direct: SecretSpan[], out: SecretSpan[]
   const regions: Array<[number, number]> = [];
   INVISIBLE_RE.lastIndex = 0;
   for (const m of text.matchAll(INVISIBLE_RE)) regions.push([Math.max(0, m.index - 300), Math.min(text.length, m.index + m[0].length + 300)]);
-  WRAPPED_PREFIX_RE.lastIndex = 0;
-  for (const m of text.matchAll(WRAPPED_PREFIX_RE)) {
-    const nextLine = text.indexOf("\n", m.index) + 1;
-    regions.push([m.index, Math.min(text.length, lineEnd(text, nextLine) + 1, nextLine + 400)]);
+  for (const at of wrappedPrefixes(text)) {
+    const nextLine = text.indexOf("\n", at) + 1;
+    regions.push([at, Math.min(text.length, lineEnd(text, nextLine) + 1, nextLine + 400)]);
   }
   if (regions.length === 0) return;
   regions.sort((a, b) => a[0] - b[0]);
@@ -508,6 +533,101 @@ function presentNeedles(text: string): Set<string> {
   return found;
 }
 
+/** Needles by their first character, to find needles that start inside a longer needle's match. */
+const NEEDLES_BY_FIRST = new Map<string, string[]>();
+for (const n of NEEDLES) NEEDLES_BY_FIRST.set(n[0]!, [...(NEEDLES_BY_FIRST.get(n[0]!) ?? []), n]);
+
+/** Characters of a vendor token and of the context its look-behind needs (`[A-Za-z0-9_.+/=~-]`). */
+const RUN_CHAR = new Uint8Array(128);
+for (const c of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.+/=~-") RUN_CHAR[c.charCodeAt(0)] = 1;
+/** The shortest run of token characters a needle-anchored pattern can match in (`xoxb-` + 10). */
+const MIN_TOKEN_RUN = 15;
+
+/**
+ * Every position where a needle starts (overlaps included), by needle, inside runs of token
+ * characters long enough to hold a token: ordinary words and code are skipped by one char loop
+ * instead of trying the needle alternation at every position.
+ */
+function needlePositions(text: string): Map<string, number[]> {
+  const at = new Map<string, number[]>();
+  const len = text.length;
+  let i = 0;
+  while (i < len) {
+    const c = text.charCodeAt(i);
+    if (c >= 128 || RUN_CHAR[c] === 0) {
+      i++;
+      continue;
+    }
+    let j = i + 1;
+    while (j < len) {
+      const d = text.charCodeAt(j);
+      if (d >= 128 || RUN_CHAR[d] === 0) break;
+      j++;
+    }
+    if (j - i >= MIN_TOKEN_RUN) runNeedles(text.slice(i, j), i, at);
+    i = j + 1;
+  }
+  return at;
+}
+
+function runNeedles(run: string, offset: number, at: Map<string, number[]>): void {
+  NEEDLE_RE.lastIndex = 0;
+  let m: RegExpExecArray | null;
+  while ((m = NEEDLE_RE.exec(run)) !== null) {
+    const end = m.index + m[0].length;
+    for (let k = m.index; k < end; k++) {
+      for (const n of NEEDLES_BY_FIRST.get(run[k]!) ?? []) {
+        if (!run.startsWith(n, k)) continue;
+        const list = at.get(n);
+        if (list) list.push(offset + k);
+        else at.set(n, [offset + k]);
+      }
+    }
+  }
+}
+
+const escapeLiteral = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+const BOUNDARY_SRC = "(?<![A-Za-z0-9_-])";
+
+/**
+ * Patterns whose every match starts with their needle: matched (sticky) only where a needle
+ * starts, instead of scanning the whole text once per pattern; the others scan the text when
+ * their needle occurs (or always, without one).
+ */
+const STICKY = new Map<VendorPattern, RegExp>();
+for (const p of VENDOR_PATTERNS) {
+  const needle = needleOf(p);
+  if (needle.length < 2) continue;
+  const src = p.re.source.startsWith(BOUNDARY_SRC) ? p.re.source.slice(BOUNDARY_SRC.length) : p.re.source;
+  const lit = escapeLiteral(needle);
+  if (src.startsWith(lit)) STICKY.set(p, new RegExp(p.re.source, p.re.flags.replace("g", "") + "y"));
+}
+
+/** The vendor-pattern spans of `text`, in pattern order (as a scan per pattern would push them). */
+function vendorSpans(text: string, spans: SecretSpan[]): void {
+  const positions = needlePositions(text);
+  for (const p of VENDOR_PATTERNS) {
+    const needle = needleOf(p);
+    const sticky = STICKY.get(p);
+    // A pattern that scans the whole text runs when its needle occurs anywhere.
+    if (needle.length >= 2 && !(sticky ? positions.has(needle) : text.includes(needle))) continue;
+    if (sticky) {
+      let doneUntil = 0;
+      for (const pos of positions.get(needle)!) {
+        if (pos < doneUntil) continue;
+        sticky.lastIndex = pos;
+        const m = sticky.exec(text);
+        if (!m) continue;
+        spans.push({ start: Math.max(0, m.index - (p.back ?? 0)), end: m.index + m[0].length, label: vendorLabel(p, m[0]) });
+        doneUntil = m.index + Math.max(1, m[0].length);
+      }
+      continue;
+    }
+    p.re.lastIndex = 0;
+    for (const m of text.matchAll(p.re)) spans.push({ start: Math.max(0, m.index - (p.back ?? 0)), end: m.index + m[0].length, label: vendorLabel(p, m[0]) });
+  }
+}
+
 function mayMatch(p: VendorPattern, present: Set<string>): boolean {
   const needle = needleOf(p);
   return needle.length < 2 || present.has(needle);
@@ -531,6 +651,40 @@ const WRAPPED_PREFIX_RE = new RegExp(
   "g",
 );
 
+/** Characters of a vendor prefix and of the token body after it. */
+function isWrapChar(c: number): boolean {
+  return isKeyChar(c) || c === 43 || c === 47 || c === 61 || c === 126; // + / = ~
+}
+
+/**
+ * Starts of {@link WRAPPED_PREFIX_RE} matches, found from the line breaks (between two token
+ * characters) instead of by trying the alternation at every position of the text: only the token
+ * run before such a break is matched, one line break per candidate.
+ */
+function wrappedPrefixes(text: string): number[] {
+  const out: number[] = [];
+  let doneUntil = 0;
+  for (let nl = text.indexOf("\n"); nl !== -1; nl = text.indexOf("\n", nl + 1)) {
+    const last = text[nl - 1] === "\r" ? nl - 2 : nl - 1;
+    if (last < 0 || !isWrapChar(text.charCodeAt(last)) || nl + 4 >= text.length) continue;
+    let ok = true;
+    for (let k = nl + 1; k <= nl + 4 && ok; k++) ok = isWrapChar(text.charCodeAt(k));
+    if (!ok) continue;
+    // A match starts at most prefix (16) + body (120) + "\r" characters before the break.
+    let from = last;
+    while (from > 0 && from > nl - 140 && isWrapChar(text.charCodeAt(from - 1))) from--;
+    from = Math.max(from, doneUntil);
+    // One character of context before the run keeps the regex's look-behind exact.
+    const base = Math.max(0, from - 1);
+    WRAPPED_PREFIX_RE.lastIndex = from - base;
+    const m = WRAPPED_PREFIX_RE.exec(text.slice(base, nl + 5));
+    if (!m) continue;
+    out.push(base + m.index);
+    doneUntil = base + m.index + m[0].length;
+  }
+  return out;
+}
+
 function vendorLabel(p: VendorPattern, match: string): string {
   return typeof p.label === "string" ? p.label : p.label(match);
 }
@@ -540,12 +694,7 @@ function vendorLabel(p: VendorPattern, match: string): string {
 function collectSpans(text: string, opts: RedactOptions): SecretSpan[] {
   const spans: SecretSpan[] = [];
   pemSpans(text, opts, spans);
-  const present = presentNeedles(text);
-  for (const p of VENDOR_PATTERNS) {
-    if (!mayMatch(p, present)) continue;
-    p.re.lastIndex = 0;
-    for (const m of text.matchAll(p.re)) spans.push({ start: Math.max(0, m.index - (p.back ?? 0)), end: m.index + m[0].length, label: vendorLabel(p, m[0]) });
-  }
+  vendorSpans(text, spans);
   const direct = spans.slice();
   foldedVendorSpans(text, direct, spans);
   for (const w of WEBHOOK_PATTERNS) {
@@ -555,8 +704,7 @@ function collectSpans(text: string, opts: RedactOptions): SecretSpan[] {
       spans.push({ start, end: start + m[2]!.length, label: w.label });
     }
   }
-  URL_USERINFO_RE.lastIndex = 0;
-  for (const m of text.includes("://") ? text.matchAll(URL_USERINFO_RE) : []) {
+  for (const m of urlUserinfoMatches(text)) {
     const user = m[1] ?? "";
     const password = m[2];
     const userStart = m.index + m[0].indexOf("://") + 3;
@@ -567,9 +715,8 @@ function collectSpans(text: string, opts: RedactOptions): SecretSpan[] {
       spans.push({ start: userStart, end: userStart + user.length });
     }
   }
-  const lower = text.toLowerCase();
   for (const rule of CONTEXT_RULES) {
-    if (!rule.needles.some((n) => lower.includes(n))) continue;
+    if (!rule.needleRes.some((re) => re.test(text))) continue;
     rule.re.lastIndex = 0;
     for (const m of text.matchAll(rule.re)) {
       let value = m[rule.group];
@@ -589,32 +736,55 @@ function collectSpans(text: string, opts: RedactOptions): SecretSpan[] {
 }
 
 /**
- * `key = value` assignments whose key holds a secret word: each hint is widened to its whole key,
- * then the assignment is matched there (sticky), so ordinary `x = y` lines cost one hint scan.
+ * `key = value` assignments whose key holds a secret word: found from the operators (`:` and `=`,
+ * located with `indexOf`) back to the key before each, so the key-name rule costs one cheap check
+ * per operator; the assignment is then matched at the key (sticky) only when the key holds a hint.
  */
 function assignmentSpans(text: string, spans: SecretSpan[]): void {
-  KEY_HINT_RE.lastIndex = 0;
+  let colon = text.indexOf(":");
+  let equals = text.indexOf("=");
   let doneUntil = -1;
-  let hint: RegExpExecArray | null;
-  while ((hint = KEY_HINT_RE.exec(text)) !== null) {
-    let start = hint.index;
-    while (start > 0 && isKeyChar(text.charCodeAt(start - 1))) start--;
-    while (start < hint.index && !/[A-Za-z_]/.test(text[start]!)) start++; // `--password`, `.token`
-    if (start <= doneUntil) continue;
-    const before = start > 0 ? text[start - 1]! : "";
-    let keyEnd = start;
-    while (keyEnd < text.length && isKeyChar(text.charCodeAt(keyEnd))) keyEnd++;
+  while (colon !== -1 || equals !== -1) {
+    let op: number;
+    if (equals === -1 || (colon !== -1 && colon < equals)) {
+      op = colon;
+      colon = text.indexOf(":", op + 1);
+    } else {
+      op = equals;
+      equals = text.indexOf("=", op + 1);
+    }
+    // Back over `?` of `?=`, blanks and a closing quote to the end of the key.
+    let q = op - 1;
+    if (text.charCodeAt(op) === 61 && text.charCodeAt(q) === 63) q--;
+    while (q >= 0 && (text.charCodeAt(q) === 32 || text.charCodeAt(q) === 9)) q--;
+    const cq = text.charCodeAt(q);
+    if (cq === 34 || cq === 39 || cq === 96) q--;
+    if (q < 0 || !isKeyChar(text.charCodeAt(q))) continue;
+    const keyEnd = q + 1;
+    if (keyEnd <= doneUntil) continue;
     doneUntil = keyEnd;
-    KEY_HINT_RE.lastIndex = keyEnd;
+    let start = q;
+    while (start > 0 && isKeyChar(text.charCodeAt(start - 1))) start--;
+    while (start < keyEnd && !isKeyStartChar(text.charCodeAt(start))) start++; // `--password`, `.token`
+    if (start === keyEnd) continue;
+    const key = text.slice(start, keyEnd);
+    if (!KEY_HINT_TEST_RE.test(key)) continue;
+    const before = start > 0 ? text[start - 1]! : "";
     if (before === "$") continue; // `$TOKEN`, `${password}`
     const at = before === '"' || before === "'" || before === "`" ? start - 1 : start;
     if (at > 0 && /[\w$]/.test(text[at - 1]!)) continue;
+    if (!keyStrength(key)) continue;
     ASSIGNMENT_RE.lastIndex = at;
     const m = ASSIGNMENT_RE.exec(text);
     if (!m) continue;
     const span = assignmentSpan(text, m);
     if (span) spans.push(span);
   }
+}
+
+/** `[A-Za-z_]`: the first character of a key. */
+function isKeyStartChar(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c === 95;
 }
 
 /** Start of capture group `g` inside the whole match (the value is the match's last occurrence). */
