@@ -55,12 +55,15 @@ start_engine() {
   exit 1
 }
 
+# True (and says so) when the tag already exists: the tag is the cache between runs.
+image_cached() { # TAG
+  "$DOCKER" image inspect "$1" >/dev/null 2>&1 || return 1
+  echo ".ci/docker.sh: image $1 cached"
+}
+
 build_image() { # TAG
   local tag=$1
-  if "$DOCKER" image inspect "$tag" >/dev/null 2>&1; then
-    echo ".ci/docker.sh: image $tag cached"
-    return
-  fi
+  image_cached "$tag" && return
   local t0=$SECONDS root
   root="$(mktemp -d /tmp/workbench-rootfs.XXXXXX)"
   # shellcheck disable=SC2064
@@ -77,10 +80,7 @@ build_image() { # TAG
 }
 
 build_rg_image() {
-  if "$DOCKER" image inspect "$RG_IMAGE" >/dev/null 2>&1; then
-    echo ".ci/docker.sh: image $RG_IMAGE cached"
-    return
-  fi
+  image_cached "$RG_IMAGE" && return
   local t0=$SECONDS ctx
   ctx="$(mktemp -d /tmp/workbench-rgctx.XXXXXX)"
   # shellcheck disable=SC2064
