@@ -9,6 +9,7 @@ import type { EnvironmentOption } from "../src/fileops/environment.js";
 import { ENVIRONMENT_OPTION_MESSAGE, isEnvironmentOption, ThreadEnvironments } from "../src/fileops/threadEnvironment.js";
 import type { FileOperations } from "../src/fileops/types.js";
 import { renderDirectoryTree, treeFingerprint } from "../src/tree.js";
+import { timeTravelOptionsSchema, type TimeTravelOptions } from "../src/snapshots/index.js";
 import { Workspace, resolveRootDir } from "../src/workspace.js";
 import { threadIdFromConfig } from "../tools/context.js";
 import { fileGuardStateFields, fileGuardsToolCallStep, type FileGuardsOptions } from "./fileGuards.js";
@@ -21,6 +22,7 @@ import {
   type ToolCallStep,
 } from "./toolCallSteps.js";
 import type { ToolCallResult } from "./toolResults.js";
+import { TimeTravel, timeTravelStateFields, type TimeTravelThread, type WorkspaceSnapshotRef } from "./timeTravel.js";
 import { buildTreeMessage, isWorkspaceTreeMessage } from "./treeMessage.js";
 
 /** Tools of this package that never change the workspace. */
@@ -89,6 +91,14 @@ export interface FileManagerOptions {
    * rewriting). See {@link ToolCallStep}.
    */
   toolCallSteps?: ToolCallStep[];
+  /**
+   * Time travel: a snapshot of the workspace after each tool step that may change it, named in
+   * every checkpoint, and the files restored when a run starts from a checkpoint naming another
+   * snapshot (rewind, fork, resume after a rejection). `restore`: `"auto"` (default), `"ask"`
+   * (interrupt with a `WorkspaceRestoreRequest`; resume with `"restore"` or `"keep"`) or `"off"`.
+   * `false` records nothing. Local workspaces only. See README "Time travel".
+   */
+  timeTravel?: TimeTravelOptions | false;
   /** Told about failures the middleware survived (default: one `console.warn` line). */
   onError?: (error: Error, context: FileManagerErrorContext) => void;
 }
@@ -130,6 +140,7 @@ const optionsSchema = z.object({
     .optional(),
   fileGuards: z.union([z.literal(false), z.object({ maxEntries: z.number().int().positive().optional(), loopWarnAt: z.number().int().optional(), loopBlockAt: z.number().int().optional() }).strict()]).optional(),
   toolCallSteps: z.array(z.custom<ToolCallStep>(isFunction, "each tool call step must be a function")).optional(),
+  timeTravel: z.union([z.literal(false), timeTravelOptionsSchema]).optional(),
   onError: z.custom<FileManagerOptions["onError"]>(isFunction, "onError must be a function").optional(),
 });
 
@@ -154,6 +165,7 @@ export function createFileManagerStateSchema(guardEntries?: number) {
      */
     _treeDirty: new ReducedValue(z.boolean().optional(), { reducer: (_current: boolean | undefined, next: boolean | undefined) => next }),
     ...fileGuardStateFields(guardEntries),
+    ...timeTravelStateFields(),
   });
 }
 
@@ -168,6 +180,7 @@ export interface FileManagerStateView {
   _treeFingerprint?: string;
   _treeMessageId?: string;
   _treeDirty?: boolean;
+  _workspaceSnapshot?: WorkspaceSnapshotRef;
 }
 
 /** The runtime parts the hooks use. */
@@ -201,6 +214,8 @@ export class FileManagerHooks {
   /** dir → what the tree looked like at a tracker generation; bounded, insertion order = LRU. */
   private readonly treeCache = new Map<string, TreeCacheEntry>();
   private readonly workspaces = new Map<string, Workspace>();
+  /** Workspace snapshots and restores (time travel). */
+  readonly timeTravel: TimeTravel;
   private closed = false;
 
   constructor(options: FileManagerOptions = {}) {
@@ -215,7 +230,15 @@ export class FileManagerHooks {
     this.cacheCap = Math.max(this.pool.maxLive, 16);
     this.readOnly = new Set(this.options.readOnlyTools ?? DEFAULT_READ_ONLY_TOOLS);
     const rewrite = this.options.rewritePaths ?? true;
+    this.timeTravel = new TimeTravel(this.rootDir, this.options.timeTravel, {
+      onRestored: (ws) => {
+        this.pool.forget(ws.dir);
+        this.treeCache.delete(ws.dir);
+      },
+      report: (err, threadId) => this.report(err, "beforeAgent", threadId),
+    });
     this.pipeline = [
+      this.timeTravel.step,
       markTreeDirtyStep,
       catchToolErrorsStep({ rewrite, onError: (err, ctx) => this.report(err, "wrapToolCall", ctx.workspace.threadId, false) }),
       ...(rewrite ? [rewritePathsStep] : []),
@@ -249,9 +272,13 @@ export class FileManagerHooks {
       await ws.ensure(host);
       // ensure() is memoised; the directory may have been deleted since.
       await host.mkdirp(ws.dir);
-      const tracker = this.trackerFor(ws, host);
+      let tracker = this.trackerFor(ws, host);
+      // Outside the catch below: with restore "ask" it raises an interrupt.
+      const { restored, ...travel } = (await this.timeTravel.sync(state, { ws, host, tracker }, { scan: true }).catch(rethrow)) ?? {};
+      if (restored) tracker = this.trackerFor(ws, host);
       const newest = tracker?.newestMtimeMs ?? (await host.stat(ws.dir))?.mtimeMs ?? 0;
       return {
+        ...travel,
         startWorkTime,
         fileUpdateTime: Math.max(state.fileUpdateTime ?? 0, newest),
         // Watcher events are asynchronous: files changed just before this run may not be
@@ -259,6 +286,7 @@ export class FileManagerHooks {
         _treeDirty: true,
       };
     } catch (error) {
+      if (error instanceof Rethrow) throw error.error;
       this.report(error, "beforeAgent", threadId);
       return { startWorkTime, _treeDirty: true };
     }
@@ -275,6 +303,9 @@ export class FileManagerHooks {
       const ws = this.workspaceFor(threadId);
       const host = await this.hostFor(ws);
       await ws.ensure(host);
+      // A replay may start right here: bring the files to this checkpoint's snapshot first.
+      const { restored, ...travel } = (await this.timeTravel.sync(state, { ws, host, tracker: this.trackerFor(ws, host) }).catch(rethrow)) ?? {};
+      if (restored) state = { ...state, _treeDirty: true };
       const tracker = this.trackerFor(ws, host);
       const seen = state._treeFingerprint;
       const treeGone = Boolean(state._treeMessageId) && !hasMessageId(state.messages, state._treeMessageId!);
@@ -289,9 +320,10 @@ export class FileManagerHooks {
         cached.tracker === tracker &&
         cached.generation === tracker.generation &&
         cached.fingerprint === seen;
-      if (unchanged) return undefined;
-      return await this.checkTree(state, ws, host, tracker, treeGone);
+      if (unchanged) return travel._workspaceSnapshot ? travel : undefined;
+      return { ...(await this.checkTree(state, ws, host, tracker, treeGone)), ...travel };
     } catch (error) {
+      if (error instanceof Rethrow) throw error.error;
       this.report(error, "beforeModel", threadId);
       return undefined;
     }
@@ -321,6 +353,13 @@ export class FileManagerHooks {
     }
     return composeToolCallSteps(this.pipeline, handler)({ request, workspace: ws, readOnly, host });
   };
+
+  /** Runs `fn` with a thread's workspace and host (the app's time-travel calls). */
+  async withThread<T>(threadId: string, fn: (t: TimeTravelThread) => Promise<T>): Promise<T> {
+    const ws = this.workspaceFor(threadId);
+    const host = await this.hostFor(ws);
+    return fn({ ws, host });
+  }
 
   /** Where a thread's files are (its environment's file access, or the `fileOps` option). */
   private hostFor(ws: Workspace): Promise<FileOperations> {
@@ -408,6 +447,15 @@ export class FileManagerHooks {
       // The caller's hook failed; nothing sensible left to do with it.
     }
   }
+}
+
+/** Carries an interrupt raised by time travel past the hooks' catch-all. */
+class Rethrow {
+  constructor(readonly error: unknown) {}
+}
+
+function rethrow(error: unknown): never {
+  throw new Rethrow(error);
 }
 
 function threadIdOf(runtime: FileManagerRuntimeView | undefined): string | undefined {

@@ -37,3 +37,5 @@ export {
   type ReadTimeEntry,
   type ToolLoopState,
 } from "./fileGuards.js";
+// time travel (workspace snapshots tied to checkpoints)
+export { TimeTravel, timeTravelStateFields, snapshotIdOf, type WorkspaceSnapshotRef, type WorkspaceRestoreRequest, type TimeTravelThread } from "./timeTravel.js";

@@ -20,6 +20,9 @@ export * from "./guards/index.js";
 export * from "./guards/url.js";
 export * from "./guards/policy.js";
 
+// workspace snapshots (time travel)
+export * from "./snapshots/index.js";
+
 // patch engine
 export * from "./patch/index.js";
 

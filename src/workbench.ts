@@ -20,6 +20,7 @@ import { createWebTools, type WebToolsOptions } from "../tools/web.js";
 import type { EnvironmentOption } from "./fileops/environment.js";
 import { ENVIRONMENT_OPTION_MESSAGE, environmentBehind, isEnvironmentOption } from "./fileops/threadEnvironment.js";
 import type { FileOperations } from "./fileops/types.js";
+import type { ChangeSet, SnapshotInfo } from "./snapshots/index.js";
 import { resolveRootDir, Workspace } from "./workspace.js";
 
 /** Options of {@link createWorkbench}. Every part also takes its own options object. */
@@ -72,6 +73,18 @@ export interface Workbench {
   readonly rootDir: string;
   /** The workspace of a thread (no I/O until used). */
   workspace(threadId?: string): Workspace;
+  /** A thread's workspace snapshots, newest first (see README "Time travel"). */
+  snapshots(threadId: string): Promise<SnapshotInfo[]>;
+  /**
+   * Brings a thread's files to snapshot `id` now (the current files are snapshotted first). The
+   * thread's next run keeps them instead of restoring its checkpoint's snapshot.
+   */
+  restore(threadId: string, id: string): Promise<{ restored: string; previous: string }>;
+  /**
+   * What changed between two snapshots (`to` defaults to the files as they are now): a file list
+   * with sizes and a unified diff of the text files. A checkpoint's snapshot: `snapshotIdOf(state.values)`.
+   */
+  changes(threadId: string, range: { from: string; to?: string }): Promise<ChangeSet>;
   /** Stops file watchers so the process can exit. Idempotent. */
   close(): Promise<void>;
 }
@@ -121,6 +134,9 @@ export function createWorkbench(options: WorkbenchOptions = {}): Workbench {
     fileManager,
     rootDir,
     workspace: (threadId?: string) => Workspace.forThread(rootDir, threadId),
+    snapshots: (threadId) => fileManager.hooks.withThread(threadId, (t) => fileManager.hooks.timeTravel.snapshots(t)),
+    restore: (threadId, id) => fileManager.hooks.withThread(threadId, (t) => fileManager.hooks.timeTravel.restore(t, id)),
+    changes: (threadId, range) => fileManager.hooks.withThread(threadId, (t) => fileManager.hooks.timeTravel.changes(t, range)),
     close: () => fileManager.close(),
   };
 }

@@ -104,6 +104,11 @@ export class TrackerPool {
     return this.slots.has(path.resolve(dir));
   }
 
+  /** Closes the tracker of `dir` (e.g. the directory was replaced); the next `get` starts a new one. */
+  forget(dir: string): void {
+    this.evict(path.resolve(dir));
+  }
+
   /** Closes every tracker and refuses further `get` calls. Idempotent. */
   async close(): Promise<void> {
     this.closed = true;

@@ -1,0 +1,275 @@
+/**
+ * Time travel for the workspace: every checkpoint names the snapshot of the files that belong
+ * to it (`_workspaceSnapshot`, private state), and a run that starts from a checkpoint naming
+ * another snapshot than the one the workspace was last handed to (a rewind, a fork, a resume
+ * after a rejection) brings the files back first. The FileManager calls these functions from
+ * its hooks; all time-travel state lives here and in the per-thread store (src/snapshots/).
+ */
+import type { BaseMessage } from "@langchain/core/messages";
+import { interrupt, ReducedValue } from "@langchain/langgraph";
+import { z } from "zod";
+import type { ChangeTracker } from "../src/changes/types.js";
+import { isLocalDisk } from "../src/changes/localDisk.js";
+import type { FileOperations } from "../src/fileops/types.js";
+import { SnapshotStores, type ChangeSet, type SnapshotInfo, type SnapshotStore, type TimeTravelOptions } from "../src/snapshots/index.js";
+import type { Workspace } from "../src/workspace.js";
+import type { ToolCallContext, ToolCallStep } from "./toolCallSteps.js";
+import { withStateUpdate } from "./toolResults.js";
+
+/** What a checkpoint says about its workspace: the snapshot id and when it was taken (orders parallel tool calls). */
+export interface WorkspaceSnapshotRef {
+  id: string;
+  at: number;
+}
+
+const refSchema = z.object({ id: z.string(), at: z.number() });
+
+/** The private state field (the newest snapshot wins when parallel tool calls each record one). */
+export function timeTravelStateFields() {
+  return {
+    _workspaceSnapshot: new ReducedValue(refSchema.optional(), {
+      reducer: (current: WorkspaceSnapshotRef | undefined, next: WorkspaceSnapshotRef | undefined) =>
+        next === undefined ? current : current === undefined || next.at >= current.at ? next : current,
+    }),
+  };
+}
+
+/** The snapshot id a checkpoint's state values name (`(await agent.getState(config)).values`). */
+export function snapshotIdOf(values: unknown): string | undefined {
+  const ref = (values as { _workspaceSnapshot?: WorkspaceSnapshotRef } | undefined)?._workspaceSnapshot;
+  return typeof ref?.id === "string" ? ref.id : undefined;
+}
+
+/** The interrupt value raised with `restore: "ask"`; resume with `"restore"` or `"keep"`. */
+export interface WorkspaceRestoreRequest {
+  type: "workspace_restore";
+  threadId: string;
+  /** The snapshot the checkpoint names. */
+  checkpointSnapshot: string;
+  /** The snapshot the workspace holds now (recorded, so choosing "restore" loses nothing). */
+  workspaceSnapshot: string;
+}
+
+/** The state slice time travel reads. */
+export interface TimeTravelStateView {
+  messages?: BaseMessage[];
+  _workspaceSnapshot?: WorkspaceSnapshotRef;
+}
+
+/** Tool calls whose changed paths are known from their arguments (others get a stat pass). */
+const PATCH_FILE_LINE = /^\*\*\* (?:Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$/gm;
+
+function changedPathsOf(ctx: ToolCallContext): string[] | undefined {
+  const { name, args } = ctx.request.toolCall as { name: string; args?: Record<string, unknown> };
+  if (!args || typeof args !== "object") return undefined;
+  const rel: string[] = [];
+  if (name === "write_file" && typeof args.path === "string") rel.push(args.path);
+  else if (name === "patch") {
+    if (typeof args.path === "string") rel.push(args.path);
+    if (typeof args.patch === "string") for (const m of args.patch.matchAll(PATCH_FILE_LINE)) rel.push((m[1] ?? m[2]!).trim());
+    if (rel.length === 0) return undefined;
+  } else return undefined;
+  try {
+    return rel.map((p) => ctx.workspace.resolveLexically(p));
+  } catch {
+    return []; // A refused path: the tool wrote nothing.
+  }
+}
+
+function lastAiMessageId(messages: BaseMessage[] | undefined): string | undefined {
+  if (!messages) return undefined;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i]!;
+    if (m.getType?.() === "ai") return m.id ?? `#${i}`;
+  }
+  return undefined;
+}
+
+/** What the FileManager gives time travel to reach a thread. */
+export interface TimeTravelThread {
+  ws: Workspace;
+  host: FileOperations | Pick<FileOperations, "mkdirp" | "realpath"> | undefined;
+  tracker?: ChangeTracker;
+}
+
+/** Time travel for one FileManager: snapshots after tool steps, restores on rewinds, the app's API. */
+export class TimeTravel {
+  readonly stores: SnapshotStores | undefined;
+  readonly mode: "auto" | "ask" | "off";
+  private monotonic = 0;
+  /**
+   * threadId → the step (last AI message) whose tool calls recorded the current snapshot, and
+   * those calls: a call of that step not among them is a sibling running in parallel, not a replay.
+   */
+  private readonly stepOfHead = new Map<string, { step: string; calls: Set<string> }>();
+  /** threadId → when the last snapshot was taken, to tell whether the tracker saw later changes. */
+  private readonly lastSnapshotAt = new Map<string, number>();
+  /** Remote workspaces are skipped silently unless the app asked for time travel. */
+  private warnedRemote: boolean;
+
+  constructor(
+    rootDir: string,
+    options: TimeTravelOptions | false | undefined,
+    private readonly hooks: {
+      /** The workspace was swapped: drop trackers and caches of `ws.dir`. */
+      onRestored: (ws: Workspace) => void;
+      report: (error: unknown, threadId: string) => void;
+    },
+  ) {
+    this.stores = options === false ? undefined : new SnapshotStores(rootDir, options ?? {});
+    this.mode = options === false ? "off" : (options?.restore ?? "auto");
+    this.warnedRemote = options === undefined;
+  }
+
+  private storeOf(t: TimeTravelThread): SnapshotStore | undefined {
+    if (!this.stores) return undefined;
+    if (!isLocalDisk(t.host as FileOperations | undefined)) {
+      if (!this.warnedRemote) {
+        this.warnedRemote = true;
+        this.hooks.report(new Error("time travel snapshots only local workspaces; this thread's files are on another host, so they are not snapshotted"), t.ws.threadId);
+      }
+      return undefined;
+    }
+    return this.stores.storeFor(t.ws.threadId, t.ws.dir);
+  }
+
+  private ref(id: string): WorkspaceSnapshotRef {
+    this.monotonic = Math.max(Date.now(), this.monotonic + 1);
+    return { id, at: this.monotonic };
+  }
+
+  /**
+   * Brings the workspace in line with the checkpoint `state` came from. Returns the state update
+   * (the snapshot id when it changed) or undefined. With `step` (inside a tool call) a snapshot
+   * recorded by a sibling call of the same step is not taken for a rewind.
+   */
+  async sync(state: TimeTravelStateView, t: TimeTravelThread, opts: { step?: string; call?: string; scan?: boolean } = {}): Promise<{ _workspaceSnapshot?: WorkspaceSnapshotRef; restored?: boolean } | undefined> {
+    const store = this.storeOf(t);
+    if (!store) return undefined;
+    const threadId = t.ws.threadId;
+    try {
+      const head = await store.headInfo();
+      if (!head) {
+        const id = await store.snapshot({ reason: "baseline" });
+        this.lastSnapshotAt.set(threadId, Date.now());
+        await store.assign(id);
+        return { _workspaceSnapshot: this.ref(id) };
+      }
+      const want = state._workspaceSnapshot?.id ?? head.baseline;
+      if (head.pinned || want === undefined) {
+        await store.assign(head.id);
+        return { _workspaceSnapshot: this.ref(head.id) };
+      }
+      if (want === (head.assigned ?? head.id)) {
+        if (!opts.scan || !this.drifted(threadId, t.tracker)) return undefined;
+        // Files changed outside the tools since the last snapshot: this checkpoint names them.
+        const id = await store.snapshot({ reason: "scan" });
+        this.lastSnapshotAt.set(threadId, Date.now());
+        if (id === want) return undefined;
+        await store.assign(id);
+        return { _workspaceSnapshot: this.ref(id) };
+      }
+      const recorded = this.stepOfHead.get(threadId);
+      if (opts.step !== undefined && recorded?.step === opts.step && !recorded.calls.has(opts.call ?? "")) return undefined;
+      let decision: "restore" | "keep" = this.mode === "auto" ? "restore" : "keep";
+      if (this.mode === "ask") {
+        const request: WorkspaceRestoreRequest = { type: "workspace_restore", threadId, checkpointSnapshot: want, workspaceSnapshot: await store.snapshot({ reason: "scan" }) };
+        const answer: unknown = interrupt(request);
+        decision = answer === "restore" || (typeof answer === "object" && answer !== null && (answer as { restore?: unknown }).restore === true) ? "restore" : "keep";
+      }
+      if (decision === "restore" && (await store.has(want))) {
+        await store.restore(want);
+        this.stepOfHead.delete(threadId);
+        this.lastSnapshotAt.set(threadId, Date.now());
+        this.hooks.onRestored(t.ws);
+        return state._workspaceSnapshot ? { restored: true } : { _workspaceSnapshot: this.ref(want), restored: true };
+      }
+      if (decision === "restore") this.hooks.report(new Error(`the checkpoint's workspace snapshot ${want} is no longer stored (retention); the files were left as they are`), threadId);
+      // Keep the files: the checkpoint adopts what the workspace holds.
+      const id = await store.snapshot({ reason: "scan" });
+      await store.assign(id);
+      return { _workspaceSnapshot: this.ref(id) };
+    } catch (error) {
+      if (isInterrupt(error)) throw error;
+      this.hooks.report(error, threadId);
+      return undefined;
+    }
+  }
+
+  /** True when the tracker may have seen a change after the last snapshot (or cannot tell). */
+  private drifted(threadId: string, tracker: ChangeTracker | undefined): boolean {
+    const at = this.lastSnapshotAt.get(threadId);
+    if (at === undefined || !tracker || !tracker.live) return true;
+    return (tracker.newestMtimeMs ?? 0) > at;
+  }
+
+  /**
+   * The tool-call step: first the rewind check (a replay may resume right at a tool call), then
+   * the tool, then a snapshot of what it may have changed — re-reading just the paths our own
+   * write tools name, a stat pass after anything else — put into the state update.
+   */
+  readonly step: ToolCallStep = async (ctx, next) => {
+    if (!this.stores) return next(ctx);
+    const t: TimeTravelThread = { ws: ctx.workspace, host: ctx.host };
+    const state = ctx.request.state as TimeTravelStateView | undefined;
+    const step = lastAiMessageId(state?.messages) ?? "";
+    const call = ctx.request.toolCall.id ?? "";
+    const synced = state ? await this.sync(state, t, { step, call }) : undefined;
+    const result = await next(ctx);
+    const store = this.storeOf(t);
+    if (ctx.readOnly || !store) return synced?._workspaceSnapshot ? withStateUpdate(result, { _workspaceSnapshot: synced._workspaceSnapshot }) : result;
+    try {
+      const paths = changedPathsOf(ctx);
+      const id = await store.snapshot(paths ? { paths } : {});
+      this.lastSnapshotAt.set(ctx.workspace.threadId, Date.now());
+      const recorded = this.stepOfHead.get(ctx.workspace.threadId);
+      if (recorded?.step === step) recorded.calls.add(call);
+      else this.stepOfHead.set(ctx.workspace.threadId, { step, calls: new Set([call]) });
+      await store.assign(id);
+      return withStateUpdate(result, { _workspaceSnapshot: this.ref(id) });
+    } catch (error) {
+      this.hooks.report(error, ctx.workspace.threadId);
+      return result;
+    }
+  };
+
+  private requireStore(t: TimeTravelThread): SnapshotStore {
+    if (!this.stores) throw new Error("Time travel is off for this workbench (timeTravel: false); enable it to list, diff or restore snapshots.");
+    if (!isLocalDisk(t.host as FileOperations | undefined)) {
+      throw new Error("Time travel snapshots only local workspaces; this thread's files live on another host (Docker/SSH environment), so it has no snapshots.");
+    }
+    return this.stores.storeFor(t.ws.threadId, t.ws.dir);
+  }
+
+  /** The thread's snapshots, newest first. */
+  snapshots(t: TimeTravelThread): Promise<SnapshotInfo[]> {
+    return this.requireStore(t).list();
+  }
+
+  /**
+   * Restores a snapshot now (the current state is recorded first). The thread's next run keeps
+   * these files instead of restoring its checkpoint's.
+   */
+  async restore(t: TimeTravelThread, id: string): Promise<{ restored: string; previous: string }> {
+    const result = await this.requireStore(t).restore(id, { pin: true });
+    this.stepOfHead.delete(t.ws.threadId);
+    this.hooks.onRestored(t.ws);
+    return result;
+  }
+
+  /** Unified diff and file list between two snapshots; `to` defaults to the workspace as it is now. */
+  async changes(t: TimeTravelThread, range: { from: string; to?: string }): Promise<ChangeSet> {
+    const store = this.requireStore(t);
+    const to = range.to ?? (await store.snapshot({ reason: "scan" }));
+    return this.stores!.changes(t.ws.threadId, t.ws.dir, range.from, to);
+  }
+
+  /** Records the workspace now (full stat pass) and returns the snapshot id. */
+  snapshotNow(t: TimeTravelThread): Promise<string> {
+    return this.requireStore(t).snapshot({ reason: "scan" });
+  }
+}
+
+function isInterrupt(error: unknown): boolean {
+  return typeof error === "object" && error !== null && ((error as { name?: string }).name === "GraphInterrupt" || "interrupts" in error);
+}

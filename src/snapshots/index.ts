@@ -1,0 +1,88 @@
+/**
+ * Per-thread snapshot stores under one workspace root. Stores live in `rootDir/.workbench-snapshots/`
+ * — a dot-name no thread directory can have (plain thread ids never start with a dot; encoded
+ * ones contain `~`), so no thread can see or reach another thread's history.
+ */
+import path from "node:path";
+import { z } from "zod";
+import { DEFAULT_IGNORED_NAMES } from "../changes/ignore-names.js";
+import { isCredentialPath } from "../guards/credentials.js";
+import { threadDirName } from "../workspace.js";
+import { diffSnapshots, type ChangeSet } from "./changes.js";
+import { SnapshotStore, type RetentionPolicy } from "./store.js";
+
+export { SnapshotStore, SnapshotNotFoundError, type SnapshotInfo, type SnapshotFile, type SnapshotPolicy, type RetentionPolicy } from "./store.js";
+export { diffSnapshots, MAX_DIFF_FILE_BYTES, type ChangeSet, type FileChange } from "./changes.js";
+
+/** Name of the directory under `rootDir` holding every thread's snapshot store. */
+export const SNAPSHOT_DIR_NAME = ".workbench-snapshots";
+
+export const DEFAULT_RETENTION: RetentionPolicy = Object.freeze({
+  maxSnapshots: 200,
+  maxAgeMs: 30 * 24 * 60 * 60 * 1000,
+  maxBytes: 1024 * 1024 * 1024,
+});
+
+/** Options of time travel (the FileManager's `timeTravel`). */
+export const timeTravelOptionsSchema = z
+  .object({
+    restore: z
+      .enum(["auto", "ask", "off"])
+      .optional()
+      .describe('On a rewind or fork: "auto" restores the checkpoint\'s files, "ask" interrupts the run for the app to decide, "off" leaves the files.'),
+    ignoreNames: z
+      .array(z.string().min(1).regex(/^[^\\/]+$/, "plain entry names, no slashes"))
+      .optional()
+      .describe('Names never snapshotted and left as they are on restore (default [".git", "node_modules"]).'),
+    exclude: z.array(z.string().min(1)).optional().describe("Extra globs (base name, or a trailing path with '/') never snapshotted."),
+    retention: z
+      .object({
+        maxSnapshots: z.number().int().positive().optional(),
+        maxAgeMs: z.number().positive().optional(),
+        maxBytes: z.number().positive().optional(),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict();
+
+/** Options of time travel; see {@link timeTravelOptionsSchema}. */
+export type TimeTravelOptions = z.infer<typeof timeTravelOptionsSchema>;
+
+/** One store per thread, created on first use and kept (LRU-bounded; stores hold no handles). */
+export class SnapshotStores {
+  readonly baseDir: string;
+  private readonly stores = new Map<string, SnapshotStore>();
+  private readonly retention: RetentionPolicy;
+  private readonly ignoreNames: readonly string[];
+  private readonly exclude: readonly string[];
+
+  constructor(
+    readonly rootDir: string,
+    options: TimeTravelOptions = {},
+  ) {
+    this.baseDir = path.join(rootDir, SNAPSHOT_DIR_NAME);
+    this.retention = { ...DEFAULT_RETENTION, ...options.retention };
+    this.ignoreNames = options.ignoreNames ?? DEFAULT_IGNORED_NAMES;
+    this.exclude = options.exclude ?? [];
+  }
+
+  /** The store of the workspace directory `dir` of `threadId`. */
+  storeFor(threadId: string, dir: string): SnapshotStore {
+    const key = threadDirName(threadId);
+    let store = this.stores.get(key);
+    if (store && store.dir !== dir) store = undefined;
+    if (store) this.stores.delete(key);
+    else {
+      store = new SnapshotStore(dir, path.join(this.baseDir, key), { ignoreNames: this.ignoreNames, excludePath: (rel) => isCredentialPath(rel, this.exclude) }, this.retention);
+    }
+    this.stores.set(key, store);
+    if (this.stores.size > 1024) this.stores.delete(this.stores.keys().next().value as string);
+    return store;
+  }
+
+  /** Unified diff and file list between two snapshots of a thread. */
+  changes(threadId: string, dir: string, from: string, to: string): Promise<ChangeSet> {
+    return diffSnapshots(this.storeFor(threadId, dir), from, to);
+  }
+}

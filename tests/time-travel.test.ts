@@ -1,0 +1,214 @@
+// Time travel: a thread writes, patches and deletes files over several turns; forking from any
+// earlier checkpoint (real createAgent, MemorySaver and SQLite checkpointers) brings the
+// workspace back byte for byte; the latest state stays restorable; credential files and ignored
+// folders never enter the store and survive restores; a HITL rejection leaves no trace on disk.
+import assert from "node:assert/strict";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { AIMessage, HumanMessage } from "@langchain/core/messages";
+import { fakeModel } from "@langchain/core/testing";
+import { Command, MemorySaver, type BaseCheckpointSaver } from "@langchain/langgraph";
+import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
+import { createAgent, humanInTheLoopMiddleware } from "langchain";
+import { snapshotIdOf } from "../middleware/timeTravel.js";
+import { SNAPSHOT_DIR_NAME } from "../src/snapshots/index.js";
+import { createWorkbench, type Workbench } from "../src/workbench.js";
+
+let tmp = "";
+before(async () => {
+  tmp = await mkdtemp(path.join(os.tmpdir(), "wb-tt-"));
+});
+after(async () => {
+  await rm(tmp, { recursive: true, force: true });
+});
+
+/** Every file under `dir` (skipping `skip` names) → content, as base64 so bytes compare exactly. */
+async function contents(dir: string, skip: readonly string[] = []): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  const walk = async (d: string, rel: string): Promise<void> => {
+    for (const e of await readdir(d, { withFileTypes: true })) {
+      if (skip.includes(e.name)) continue;
+      const r = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory()) {
+        out[`${r}/`] = "";
+        await walk(path.join(d, e.name), r);
+      } else out[r] = (await readFile(path.join(d, e.name))).toString("base64");
+    }
+  };
+  await walk(dir, "");
+  return out;
+}
+
+const call = (name: string, args: Record<string, unknown>, id: string) => ({ name, args, id, type: "tool_call" as const });
+const toolTurn = (...calls: ReturnType<typeof call>[]) => new AIMessage({ content: "", tool_calls: calls });
+
+function agentWith(wb: Workbench, checkpointer: BaseCheckpointSaver, replies: AIMessage[], extra: unknown[] = []) {
+  let model = fakeModel();
+  for (const r of replies) model = model.respond(r);
+  return createAgent({ model, tools: wb.tools, middleware: [...wb.middleware, ...(extra as never[])], checkpointer });
+}
+
+function workbench(root: string): Workbench {
+  return createWorkbench({ rootDir: root, enableShell: true, basicTools: { shell: { sandbox: "off" } }, webTools: false, fileManager: { onError: () => undefined, ...(process.env.TT_OFF ? { timeTravel: { restore: "off" as const } } : {}) } });
+}
+
+/** Counts the ToolMessages of a state: identifies how far the scripted thread had got. */
+const toolCount = (values: { messages?: { getType(): string }[] }) => (values.messages ?? []).filter((m) => m.getType() === "tool").length;
+
+async function scenario(label: string, makeSaver: () => BaseCheckpointSaver | Promise<BaseCheckpointSaver>) {
+  const root = path.join(tmp, label);
+  const threadId = `t-${label}`;
+  const dir = path.join(root, threadId);
+  await mkdir(path.join(dir, "node_modules", "pkg"), { recursive: true });
+  await writeFile(path.join(dir, "node_modules", "pkg", "index.js"), "module.exports = 1;\n");
+  await writeFile(path.join(dir, ".env"), "API_KEY=sk-live-secret-value-1234567890\n");
+  await writeFile(path.join(dir, "seed.txt"), "seeded before the first run\n");
+  const wb = workbench(root);
+  const saver = await makeSaver();
+  const config = { configurable: { thread_id: threadId } };
+  const skip = ["node_modules", ".env"];
+  try {
+    // toolCount → the workspace at that point (each turn has one tool step).
+    const expected = new Map<number, Record<string, string>>();
+    expected.set(0, await contents(dir, skip));
+    const turns: { tools: AIMessage; count: number }[] = [
+      { tools: toolTurn(call("write_file", { path: "a.txt", content: "one\n" }, "c1"), call("write_file", { path: "docs/b.md", content: "B1\n" }, "c2")), count: 2 },
+      { tools: toolTurn(call("patch", { mode: "replace", path: "a.txt", old_string: "one", new_string: "two" }, "c3")), count: 3 },
+      { tools: toolTurn(call("patch", { mode: "patch", patch: "*** Begin Patch\n*** Delete File: docs/b.md\n*** End Patch" }, "c4"), call("run_command", { command: "printf 'extra\\n' > c.txt && rm seed.txt" }, "c5")), count: 5 },
+      { tools: toolTurn(call("write_file", { path: "a.txt", content: "four\n" }, "c6")), count: 6 },
+    ];
+    for (const [i, turn] of turns.entries()) {
+      const agent = agentWith(wb, saver, [turn.tools, new AIMessage(`done ${i + 1}`)]);
+      const out = await agent.invoke({ messages: [new HumanMessage(`turn ${i + 1}`)] }, config);
+      for (const m of out.messages) if (m.getType() === "tool") assert.notEqual((m as { status?: string }).status, "error", `tool failed: ${String(m.content)}`);
+      expected.set(turn.count, await contents(dir, skip));
+    }
+    assert.equal(expected.get(6)!["a.txt"], Buffer.from("four\n").toString("base64"), "the last turn wrote a.txt");
+    assert.ok(!("seed.txt" in expected.get(6)!), "run_command deleted seed.txt");
+
+    // The store holds no credential file and no ignored folder.
+    const storeText = await collectText(path.join(root, SNAPSHOT_DIR_NAME));
+    assert.ok(!storeText.includes("sk-live-secret-value"), "the .env content never reaches the store");
+    assert.ok(!storeText.includes("module.exports = 1"), "node_modules is not snapshotted");
+
+    const latest = snapshotIdOf((await agentWith(wb, saver, []).getState(config)).values);
+    assert.ok(latest, "the latest checkpoint names a snapshot");
+    const latestContent = await contents(dir, skip);
+
+    // Fork from every earlier checkpoint of the main line.
+    const history = [];
+    for await (const s of agentWith(wb, saver, []).getStateHistory(config)) history.push(s);
+    const mainLine = history.filter((s) => snapshotIdOf(s.values) !== undefined || toolCount(s.values as never) === 0);
+    let forks = 0;
+    for (const s of mainLine) {
+      const count = toolCount(s.values as never);
+      const want = expected.get(count);
+      assert.ok(want, `a checkpoint with ${count} tool messages matches a known workspace`);
+      const next = s.next ?? [];
+      const forkConfig = s.config;
+      if (next.length === 0 || next.includes("tools") || next.includes("__start__")) {
+        // A new user turn from this checkpoint: beforeAgent restores.
+        await agentWith(wb, saver, [new AIMessage("forked")]).invoke({ messages: [new HumanMessage("fork")] }, forkConfig);
+      } else if (next.includes("model_request")) {
+        // Resume right before a model call: beforeModel restores.
+        await agentWith(wb, saver, [new AIMessage("forked")]).invoke(null, forkConfig);
+      } else continue;
+      forks++; if (process.env.TT_DEBUG) console.log("fork", count, next.join(","));
+      assert.deepEqual(await contents(dir, skip), want, `fork from checkpoint ${s.config.configurable?.checkpoint_id} (${count} tool results, next ${next.join(",")}) restores its files`);
+      assert.equal(await readFile(path.join(dir, ".env"), "utf8"), "API_KEY=sk-live-secret-value-1234567890\n", ".env survives the restore untouched");
+      assert.equal(await readFile(path.join(dir, "node_modules", "pkg", "index.js"), "utf8"), "module.exports = 1;\n", "node_modules survives the restore");
+    }
+    assert.ok(forks >= 6, `forked from ${forks} checkpoints`);
+
+    // updateState fork: replace the first turn's answer; the new branch's run sees turn 1's files.
+    const afterTurn1 = history.find((s) => toolCount(s.values as never) === 2 && (s.next ?? []).length === 0);
+    assert.ok(afterTurn1, "found the end of turn 1");
+    const branch = await agentWith(wb, saver, []).updateState(afterTurn1.config, { messages: [new AIMessage("edited answer")] });
+    await agentWith(wb, saver, [new AIMessage("on the branch")]).invoke({ messages: [new HumanMessage("continue")] }, branch);
+    assert.deepEqual(await contents(dir, skip), expected.get(2), "a branch made with updateState runs on turn 1's files");
+
+    // The latest state is still restorable, and listed.
+    const listed = await wb.snapshots(threadId);
+    assert.ok(listed.some((x) => x.id === latest), "the latest snapshot is listed");
+    await wb.restore(threadId, latest!);
+    assert.deepEqual(await contents(dir, skip), latestContent, "the latest workspace comes back byte for byte");
+
+    // An explicit restore sticks: the next run keeps these files rather than its checkpoint's.
+    await agentWith(wb, saver, [new AIMessage("kept")]).invoke({ messages: [new HumanMessage("after restore")] }, { configurable: { thread_id: threadId } });
+    assert.deepEqual(await contents(dir, skip), latestContent, "the run after an explicit restore keeps the restored files");
+
+    // What did the run change? Turn 2 patched a.txt.
+    const s1 = snapshotIdOf(history.find((s) => toolCount(s.values as never) === 2)!.values)!;
+    const s2 = snapshotIdOf(history.find((s) => toolCount(s.values as never) === 3)!.values)!;
+    const diff = await wb.changes(threadId, { from: s1, to: s2 });
+    assert.deepEqual(diff.files.map((f) => [f.path, f.change]), [["a.txt", "modified"]], JSON.stringify(diff.files));
+    assert.match(diff.diff, /-one\n\+two/, diff.diff);
+  } finally {
+    await wb.close();
+  }
+}
+
+async function collectText(dir: string): Promise<string> {
+  let out = "";
+  const walk = async (d: string): Promise<void> => {
+    for (const e of await readdir(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) await walk(p);
+      else out += (await readFile(p)).toString("latin1");
+    }
+  };
+  await walk(dir);
+  return out;
+}
+
+describe("time travel", () => {
+  test("forks from every checkpoint restore the workspace (MemorySaver)", () => scenario("memory", () => new MemorySaver()));
+
+  test("forks from every checkpoint restore the workspace (SQLite checkpointer)", () =>
+    scenario("sqlite", () => SqliteSaver.fromConnString(path.join(tmp, "checkpoints.sqlite"))));
+
+  test("HITL: a run the human rejects is rewound, conversation and files", async () => {
+    const root = path.join(tmp, "hitl");
+    const wb = workbench(root);
+    const saver = new MemorySaver();
+    const threadId = "hitl";
+    const dir = path.join(root, threadId);
+    const config = { configurable: { thread_id: threadId } };
+    const hitl = humanInTheLoopMiddleware({ interruptOn: { patch: { allowedDecisions: ["approve", "reject"] } } });
+    try {
+      await agentWith(wb, saver, [toolTurn(call("write_file", { path: "report.md", content: "# Report v1\n" }, "h1")), new AIMessage("written")], [hitl]).invoke(
+        { messages: [new HumanMessage("write the report")] },
+        config,
+      );
+      const before = await contents(dir);
+      const beforeRun = await agentWith(wb, saver, []).getState(config);
+
+      // The next run writes a new file, then wants to patch the report: the human is asked.
+      const agent = agentWith(
+        wb,
+        saver,
+        [
+          toolTurn(call("write_file", { path: "draft.md", content: "scratch\n" }, "h2")),
+          toolTurn(call("patch", { mode: "replace", path: "report.md", old_string: "v1", new_string: "v2 (rewritten)" }, "h3")),
+          new AIMessage("done"),
+        ],
+        [hitl],
+      );
+      const paused = await agent.invoke({ messages: [new HumanMessage("rewrite it")] }, config);
+      assert.ok((paused as { __interrupt__?: unknown[] }).__interrupt__?.length, "the patch waits for review");
+      // The app shows what the run changed so far.
+      const review = await wb.changes(threadId, { from: snapshotIdOf(beforeRun.values)! });
+      assert.deepEqual(review.files.map((f) => f.path), ["draft.md"], JSON.stringify(review.files));
+      assert.match(review.diff, /\+scratch/);
+
+      // Reject: the conversation goes back to before the run; the files follow.
+      await agent.invoke(new Command({ resume: { decisions: [{ type: "reject", message: "no" }] } }), config);
+      await agentWith(wb, saver, [new AIMessage("starting over")]).invoke({ messages: [new HumanMessage("try again")] }, beforeRun.config);
+      assert.deepEqual(await contents(dir), before, "no trace of the rejected run on disk");
+    } finally {
+      await wb.close();
+    }
+  });
+});
