@@ -242,7 +242,7 @@ export class TimeTravel {
   }
 
   /** The thread's snapshots, newest first. */
-  snapshots(t: TimeTravelThread): Promise<SnapshotInfo[]> {
+  async snapshots(t: TimeTravelThread): Promise<SnapshotInfo[]> {
     return this.requireStore(t).list();
   }
 
@@ -265,7 +265,7 @@ export class TimeTravel {
   }
 
   /** Records the workspace now (full stat pass) and returns the snapshot id. */
-  snapshotNow(t: TimeTravelThread): Promise<string> {
+  async snapshotNow(t: TimeTravelThread): Promise<string> {
     return this.requireStore(t).snapshot({ reason: "scan" });
   }
 }

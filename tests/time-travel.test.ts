@@ -7,9 +7,10 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promis
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { AIMessage, HumanMessage } from "@langchain/core/messages";
+import { AIMessage, HumanMessage, type BaseMessage } from "@langchain/core/messages";
+import type { RunnableConfig } from "@langchain/core/runnables";
 import { fakeModel } from "@langchain/core/testing";
-import { Command, MemorySaver, type BaseCheckpointSaver } from "@langchain/langgraph";
+import { Command, MemorySaver, type BaseCheckpointSaver, type StateSnapshot } from "@langchain/langgraph";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { createAgent, humanInTheLoopMiddleware } from "langchain";
 import { snapshotIdOf } from "../middleware/timeTravel.js";
@@ -44,10 +45,18 @@ async function contents(dir: string, skip: readonly string[] = []): Promise<Reco
 const call = (name: string, args: Record<string, unknown>, id: string) => ({ name, args, id, type: "tool_call" as const });
 const toolTurn = (...calls: ReturnType<typeof call>[]) => new AIMessage({ content: "", tool_calls: calls });
 
-function agentWith(wb: Workbench, checkpointer: BaseCheckpointSaver, replies: AIMessage[], extra: unknown[] = []) {
+/** The agent surface these tests use (the middleware list is built at run time). */
+interface TestAgent {
+  invoke(input: unknown, config?: RunnableConfig): Promise<{ messages: BaseMessage[]; __interrupt__?: unknown[] }>;
+  getState(config: RunnableConfig): Promise<StateSnapshot>;
+  getStateHistory(config: RunnableConfig): AsyncIterableIterator<StateSnapshot>;
+  updateState(config: RunnableConfig, values: unknown): Promise<RunnableConfig>;
+}
+
+function agentWith(wb: Workbench, checkpointer: BaseCheckpointSaver, replies: AIMessage[], extra: unknown[] = []): TestAgent {
   let model = fakeModel();
   for (const r of replies) model = model.respond(r);
-  return createAgent({ model, tools: wb.tools, middleware: [...wb.middleware, ...(extra as never[])], checkpointer });
+  return createAgent({ model, tools: wb.tools, middleware: [...wb.middleware, ...(extra as never[])], checkpointer }) as unknown as TestAgent;
 }
 
 function workbench(root: string): Workbench {

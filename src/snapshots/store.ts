@@ -290,7 +290,9 @@ export class SnapshotStore {
       if (d.hash === undefined) {
         const entries = [...d.files.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
         const text = entries.length === 0 ? EMPTY_TREE : JSON.stringify(entries.map(([n, f]) => [n, f.h, f.s, f.m, f.t, f.l ?? 0]));
-        d.hash = sha256(text);
+        // Named by content, size and mode only: mtimes (kept in the object as a stat cache, and to
+        // set on restore) never make the same files a different snapshot.
+        d.hash = sha256(entries.length === 0 ? EMPTY_TREE : JSON.stringify(entries.map(([n, f]) => [n, f.h, f.s, f.m, f.l ?? 0])));
         await this.writeObject(path.join(this.trees, d.hash), text);
       }
       dirs[rel] = d.hash;
@@ -600,7 +602,7 @@ export class SnapshotStore {
             }
             const mine = have?.get(name);
             // Unchanged content: share the workspace's inode (the old tree is discarded after the swap).
-            if (mine && !mine.l && mine.h === f.h && mine.m === f.m && mine.t === f.t) {
+            if (mine && !mine.l && mine.h === f.h && mine.m === f.m) {
               try {
                 await link(path.join(this.dir, nativeRel(rel), name), dest);
                 return;
@@ -610,8 +612,7 @@ export class SnapshotStore {
             }
             await copyFile(this.blobPath(f.h), dest);
             await chmod(dest, f.m);
-            const t = new Date(f.t);
-            await utimes(dest, t, t);
+            await utimes(dest, f.t / 1000, f.t / 1000);
           }),
         );
       }

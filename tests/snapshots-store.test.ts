@@ -1,0 +1,255 @@
+// The snapshot store on its own: deduplication, incremental snapshots from named paths,
+// retention (count, bytes) with unreferenced objects swept, credential files and ignored folders
+// left out, crash safety of restores (a SIGKILL at any point leaves the old or the restored
+// workspace once recovered, never a mix), and the diff between snapshots.
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { TimeTravel } from "../middleware/timeTravel.js";
+import { isCredentialPath } from "../src/guards/credentials.js";
+import { diffSnapshots, SnapshotStore, type RetentionPolicy } from "../src/snapshots/index.js";
+import { Workspace } from "../src/workspace.js";
+
+const child = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures", "snapshot-restore-child.ts");
+const policy = { ignoreNames: [".git", "node_modules"], excludePath: (rel: string) => isCredentialPath(rel) };
+const lots: RetentionPolicy = { maxSnapshots: 1000, maxAgeMs: 1e12, maxBytes: 1e12 };
+
+let tmp = "";
+let n = 0;
+before(async () => {
+  tmp = await mkdtemp(path.join(os.tmpdir(), "wb-snap-"));
+});
+after(async () => {
+  await rm(tmp, { recursive: true, force: true });
+});
+
+async function fresh(retention: RetentionPolicy = lots) {
+  const base = path.join(tmp, `case-${++n}`);
+  const dir = path.join(base, "ws");
+  const storeDir = path.join(base, "store");
+  await mkdir(dir, { recursive: true });
+  return { dir, storeDir, store: new SnapshotStore(dir, storeDir, policy, retention) };
+}
+
+async function countFiles(d: string): Promise<number> {
+  let count = 0;
+  for (const e of await readdir(d, { withFileTypes: true }).catch(() => [])) {
+    if (e.isDirectory()) count += await countFiles(path.join(d, e.name));
+    else count++;
+  }
+  return count;
+}
+
+async function contents(dir: string): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  const walk = async (d: string, rel: string): Promise<void> => {
+    for (const e of await readdir(d, { withFileTypes: true })) {
+      const r = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory()) {
+        out[`${r}/`] = "";
+        await walk(path.join(d, e.name), r);
+      } else out[r] = (await readFile(path.join(d, e.name))).toString("base64");
+    }
+  };
+  await walk(dir, "");
+  return out;
+}
+
+describe("snapshot store", () => {
+  test("unchanged files cost nothing; one edit adds one blob and one tree", async () => {
+    const { dir, storeDir, store } = await fresh();
+    for (let i = 0; i < 20; i++) await writeFile(path.join(dir, `f${i}.txt`), `file ${i}\n`);
+    await writeFile(path.join(dir, "copy.txt"), "file 0\n");
+    const a = await store.snapshot();
+    assert.equal(await store.snapshot(), a, "nothing changed: same id");
+    assert.equal(await countFiles(path.join(storeDir, "blobs")), 20, "identical content is stored once");
+    await writeFile(path.join(dir, "f3.txt"), "changed\n");
+    const b = await store.snapshot({ paths: [path.join(dir, "f3.txt")] });
+    assert.notEqual(b, a);
+    assert.equal(await countFiles(path.join(storeDir, "blobs")), 21, "one new blob");
+    assert.equal(await countFiles(path.join(storeDir, "trees")), 2, "one new tree (root dir)");
+    const diff = await diffSnapshots(store, a, b);
+    assert.deepEqual(diff.files, [{ path: "f3.txt", change: "modified", binary: false, sizeBefore: 7, sizeAfter: 8 }]);
+    assert.match(diff.diff, /-file 3\n\+changed/);
+  });
+
+  test("snapshots from named paths see writes, deletes and new directories", async () => {
+    const { dir, store } = await fresh();
+    await writeFile(path.join(dir, "keep.txt"), "k\n");
+    await writeFile(path.join(dir, "gone.txt"), "g\n");
+    const a = await store.snapshot();
+    await mkdir(path.join(dir, "sub", "deeper"), { recursive: true });
+    await writeFile(path.join(dir, "sub", "deeper", "new.txt"), "n\n");
+    await rm(path.join(dir, "gone.txt"));
+    const b = await store.snapshot({ paths: [path.join(dir, "sub", "deeper", "new.txt"), path.join(dir, "gone.txt")] });
+    const m = await store.manifest(b);
+    assert.deepEqual([...m.files.keys()].sort(), ["keep.txt", "sub/deeper/new.txt"]);
+    assert.deepEqual(m.dirs.sort(), ["", "sub", "sub/deeper"]);
+    // The same state found by a full scan has the same id.
+    const c = await new SnapshotStore(dir, path.join(path.dirname(dir), "store2"), policy, lots).snapshot();
+    assert.equal(c, b, "incremental and full snapshots agree");
+    await store.restore(a);
+    assert.deepEqual(await contents(dir), { "gone.txt": Buffer.from("g\n").toString("base64"), "keep.txt": Buffer.from("k\n").toString("base64") });
+  });
+
+  test("credential files and ignored folders stay out of the store and survive restores", async () => {
+    const { dir, storeDir, store } = await fresh();
+    await mkdir(path.join(dir, "node_modules", "x"), { recursive: true });
+    await mkdir(path.join(dir, ".ssh"), { recursive: true });
+    await writeFile(path.join(dir, "node_modules", "x", "i.js"), "NODE_MODULE_CONTENT");
+    await writeFile(path.join(dir, ".env"), "TOKEN=ENV_SECRET_VALUE");
+    await writeFile(path.join(dir, ".ssh", "id_ed25519"), "PRIVATE_KEY_CONTENT");
+    await writeFile(path.join(dir, "a.txt"), "v1");
+    const a = await store.snapshot();
+    await writeFile(path.join(dir, "a.txt"), "v2");
+    await writeFile(path.join(dir, ".env"), "TOKEN=ENV_SECRET_VALUE_2");
+    await store.snapshot({ paths: [path.join(dir, "a.txt"), path.join(dir, ".env")] });
+    let all = "";
+    const walk = async (d: string): Promise<void> => {
+      for (const e of await readdir(d, { withFileTypes: true })) {
+        if (e.isDirectory()) await walk(path.join(d, e.name));
+        else all += await readFile(path.join(d, e.name), "latin1");
+      }
+    };
+    await walk(storeDir);
+    for (const secret of ["ENV_SECRET_VALUE", "PRIVATE_KEY_CONTENT", "NODE_MODULE_CONTENT"]) assert.ok(!all.includes(secret), `${secret} is not in the store`);
+    await store.restore(a);
+    assert.equal(await readFile(path.join(dir, "a.txt"), "utf8"), "v1");
+    assert.equal(await readFile(path.join(dir, ".env"), "utf8"), "TOKEN=ENV_SECRET_VALUE_2", "the current .env is kept, not rewound");
+    assert.equal(await readFile(path.join(dir, ".ssh", "id_ed25519"), "utf8"), "PRIVATE_KEY_CONTENT");
+    assert.equal(await readFile(path.join(dir, "node_modules", "x", "i.js"), "utf8"), "NODE_MODULE_CONTENT");
+  });
+
+  test("retention keeps the newest snapshots and sweeps what no kept snapshot references", async () => {
+    const { dir, storeDir, store } = await fresh({ maxSnapshots: 3, maxAgeMs: 1e12, maxBytes: 1e12 });
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      await writeFile(path.join(dir, "a.txt"), `version ${i}\n`);
+      ids.push(await store.snapshot({ paths: [path.join(dir, "a.txt")] }));
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const { removed } = await store.prune();
+    assert.deepEqual(removed.sort(), ids.slice(0, 3).sort(), "the three oldest are pruned");
+    assert.deepEqual((await store.list()).map((s) => s.id), ids.slice(3).reverse());
+    assert.equal(await countFiles(path.join(storeDir, "blobs")), 3, "blobs only the kept snapshots use");
+    await assert.rejects(store.restore(ids[0]!), /not in the store/);
+
+    const bounded = await fresh({ maxSnapshots: 100, maxAgeMs: 1e12, maxBytes: 2500 });
+    for (let i = 0; i < 5; i++) {
+      await writeFile(path.join(bounded.dir, "big.bin"), Buffer.alloc(1000, i));
+      await bounded.store.snapshot({ paths: [path.join(bounded.dir, "big.bin")] });
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await bounded.store.prune();
+    assert.equal((await bounded.store.list()).length, 2, "byte bound keeps what fits (2 × 1000 bytes)");
+  });
+
+  test("snapshots of a remote workspace are refused with a clear message", async () => {
+    const tt = new TimeTravel(tmp, {}, { onRestored: () => undefined, report: () => undefined });
+    const ws = Workspace.forThread(tmp, "remote");
+    await assert.rejects(tt.snapshots({ ws, host: { kind: "ssh" } as never }), /only local workspaces/);
+  });
+});
+
+describe("crash safety of restores", () => {
+  async function setup() {
+    const { dir, storeDir, store } = await fresh();
+    await mkdir(path.join(dir, "node_modules", "pkg"), { recursive: true });
+    await writeFile(path.join(dir, "node_modules", "pkg", "index.js"), "nm");
+    await writeFile(path.join(dir, ".env"), "S=1");
+    for (let d = 0; d < 20; d++) {
+      await mkdir(path.join(dir, `d${d}`), { recursive: true });
+      for (let f = 0; f < 50; f++) await writeFile(path.join(dir, `d${d}`, `f${f}.txt`), `old ${d}/${f}\n`);
+    }
+    const oldId = await store.snapshot();
+    const oldFiles = await contents(dir);
+    // Target: every file different, some gone, some new.
+    for (let d = 0; d < 20; d++) {
+      for (let f = 0; f < 50; f++) await writeFile(path.join(dir, `d${d}`, `f${f}.txt`), `new ${d}/${f}\n`);
+      await rm(path.join(dir, `d${d}`, "f0.txt"));
+      await writeFile(path.join(dir, `d${d}`, "extra.txt"), "extra\n");
+    }
+    const newId = await store.snapshot();
+    const newFiles = await contents(dir);
+    // The workspace is at `new`; the child restores `old`.
+    return { dir, storeDir, oldId, newId, oldFiles, newFiles };
+  }
+
+  function runChild(dir: string, storeDir: string, id: string, mode: string, killAfterMs?: number): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const p = spawn(process.execPath, ["--import", "tsx", child, dir, storeDir, id, mode], { stdio: ["ignore", "pipe", "pipe"] });
+      let out = "";
+      let err = "";
+      p.stdout.on("data", (d: Buffer) => {
+        out += d.toString();
+        if (killAfterMs !== undefined && out.includes("start")) setTimeout(() => p.kill("SIGKILL"), killAfterMs);
+      });
+      p.stderr.on("data", (d: Buffer) => (err += d.toString()));
+      p.on("error", reject);
+      p.on("exit", (code, signal) => resolve(`${code ?? signal} ${out.trim().split("\n").at(-1)} ${err.slice(0, 300)}`));
+    });
+  }
+
+  for (const mode of ["between-renames", "after-move"]) {
+    test(`killed ${mode}: recovery finishes or undoes the restore`, async () => {
+      const s = await setup();
+      const outcome = await runChild(s.dir, s.storeDir, s.oldId, mode);
+      assert.match(outcome, /SIGKILL/, `the child was killed (${outcome})`);
+      const store = new SnapshotStore(s.dir, s.storeDir, policy, lots);
+      const head = await store.headId(); // any use recovers
+      const now = await contents(s.dir);
+      const want = head === s.oldId ? s.oldFiles : s.newFiles;
+      assert.ok(head === s.oldId || head === s.newId, `head is one of the two (${head})`);
+      if (mode === "between-renames") assert.equal(head, s.oldId, "a kill after the workspace moved aside finishes the restore");
+      assert.deepEqual(now, want, "the workspace is exactly the old or the restored one");
+      assert.equal(await readFile(path.join(s.dir, "node_modules", "pkg", "index.js"), "utf8"), "nm", "the ignored folder is back");
+      const leftovers = (await readdir(s.storeDir)).filter((x) => /^(staging|trash)-/.test(x));
+      assert.deepEqual(leftovers, [], "no staging or trash left");
+    });
+  }
+
+  test("killed at random moments: always the old or the restored workspace", async () => {
+    const s = await setup();
+    let target = s.oldId;
+    const seen = new Set<string>();
+    const outcomes: string[] = [];
+    // How long one restore takes here, from the child's "start" to its exit; kills spread over it.
+    const t0 = Date.now();
+    let full = "";
+    await new Promise<void>((resolve) => {
+      const p = spawn(process.execPath, ["--import", "tsx", child, s.dir, s.storeDir, target, "random"], { stdio: ["ignore", "pipe", "inherit"] });
+      let started = 0;
+      p.stdout.on("data", (d: Buffer) => {
+        full += d.toString();
+        if (!started && full.includes("start")) started = Date.now();
+      });
+      p.on("exit", () => {
+        full = `${Date.now() - (started || t0)}`;
+        resolve();
+      });
+    });
+    const span = Number(full);
+    target = s.newId;
+    for (const fraction of [0.05, 0.2, 0.35, 0.5, 0.65, 0.8, 0.95]) {
+      const delay = Math.round(span * fraction);
+      const outcome = await runChild(s.dir, s.storeDir, target, "random", delay);
+      const store = new SnapshotStore(s.dir, s.storeDir, policy, lots);
+      const head = await store.headId();
+      const now = await contents(s.dir);
+      const isOld = JSON.stringify(now) === JSON.stringify(s.oldFiles);
+      const isNew = JSON.stringify(now) === JSON.stringify(s.newFiles);
+      assert.ok(isOld || isNew, `after a kill at ${delay} ms (${outcome}) the workspace is one of the two, never a mix`);
+      assert.equal(head, isOld ? s.oldId : s.newId, "head names what is on disk");
+      seen.add(isOld === (target === s.oldId) ? "restored" : "kept");
+      outcomes.push(`${delay}ms → ${isOld === (target === s.oldId) ? "restored" : "kept"} (${outcome.split(" ")[0]})`);
+      target = isOld ? s.newId : s.oldId;
+      assert.ok((await stat(path.join(s.dir, "node_modules"))).isDirectory(), "node_modules present");
+    }
+    assert.ok(seen.size >= 1, `outcomes: ${[...seen].join(", ")}`);
+    console.log(`random kills over a ${span} ms restore: ${outcomes.join("; ")}`);
+  });
+});
