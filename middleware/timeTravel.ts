@@ -150,9 +150,8 @@ export class TimeTravel {
     try {
       const head = await store.headInfo();
       if (!head) {
-        const id = await store.snapshot({ reason: "baseline" });
+        const id = await store.snapshot({ reason: "baseline", assign: true });
         this.lastSnapshotAt.set(threadId, Date.now());
-        await store.assign(id);
         return { _workspaceSnapshot: this.ref(id) };
       }
       const want = state._workspaceSnapshot?.id ?? head.baseline;
@@ -186,8 +185,7 @@ export class TimeTravel {
       }
       if (decision === "restore") this.hooks.report(new Error(`the checkpoint's workspace snapshot ${want} is no longer stored (retention); the files were left as they are`), threadId);
       // Keep the files: the checkpoint adopts what the workspace holds.
-      const id = await store.snapshot({ reason: "scan" });
-      await store.assign(id);
+      const id = await store.snapshot({ reason: "scan", assign: true });
       return { _workspaceSnapshot: this.ref(id) };
     } catch (error) {
       if (isInterrupt(error)) throw error;
@@ -220,12 +218,11 @@ export class TimeTravel {
     if (ctx.readOnly || !store) return synced?._workspaceSnapshot ? withStateUpdate(result, { _workspaceSnapshot: synced._workspaceSnapshot }) : result;
     try {
       const paths = changedPathsOf(ctx);
-      const id = await store.snapshot(paths ? { paths } : {});
+      const id = await store.snapshot(paths ? { paths, assign: true } : { assign: true });
       this.lastSnapshotAt.set(ctx.workspace.threadId, Date.now());
       const recorded = this.stepOfHead.get(ctx.workspace.threadId);
       if (recorded?.step === step) recorded.calls.add(call);
       else this.stepOfHead.set(ctx.workspace.threadId, { step, calls: new Set([call]) });
-      await store.assign(id);
       return withStateUpdate(result, { _workspaceSnapshot: this.ref(id) });
     } catch (error) {
       this.hooks.report(error, ctx.workspace.threadId);

@@ -81,6 +81,8 @@ interface WorkingDir {
   files: Map<string, SnapshotFile>;
   /** Tree hash of `files`, undefined while dirty. */
   hash?: string;
+  /** Sum of the file sizes, computed with `hash`. */
+  bytes?: number;
 }
 
 const STREAM_ABOVE = 4 * 1024 * 1024;
@@ -126,6 +128,9 @@ export class SnapshotStore {
   private recovered = false;
   private sinceGc = 0;
   private readonly ignore: Set<string>;
+  /** Directories of the store known to exist, and blobs known to be stored (saves a syscall each). */
+  private readonly madeDirs = new Set<string>();
+  private readonly knownBlobs = new Set<string>();
 
   constructor(
     /** The workspace directory. */
@@ -177,8 +182,8 @@ export class SnapshotStore {
    * re-read; without, every file is stat'ed and only files whose size or mtime moved are read.
    * Returns the snapshot id (the same id when nothing changed).
    */
-  snapshot(options: { paths?: readonly string[]; reason?: string } = {}): Promise<string> {
-    return this.serial(() => this.snapshotNow(options.paths, options.reason ?? (options.paths ? "tool" : "scan")));
+  snapshot(options: { paths?: readonly string[]; reason?: string; assign?: boolean } = {}): Promise<string> {
+    return this.serial(() => this.snapshotNow(options.paths, options.reason ?? (options.paths ? "tool" : "scan"), options.assign));
   }
 
   /** Snapshots, newest first. */
@@ -257,7 +262,7 @@ export class SnapshotStore {
 
   // ---- snapshots -------------------------------------------------------------------------
 
-  private async snapshotNow(paths: readonly string[] | undefined, reason: string): Promise<string> {
+  private async snapshotNow(paths: readonly string[] | undefined, reason: string, assign = false): Promise<string> {
     const head = await this.loadHead();
     if (!this.working) {
       this.working = head ? await this.workingFrom(head.id) : new Map();
@@ -270,8 +275,9 @@ export class SnapshotStore {
       await this.scan();
     }
     const id = await this.commit(head?.id, reason);
-    if (!head) await this.saveHead({ id, baseline: id });
-    else if (id !== head.id) await this.saveHead({ ...head, id });
+    const assigned = assign ? { assigned: id, pinned: undefined } : {};
+    if (!head) await this.saveHead({ id, baseline: id, ...assigned });
+    else if (id !== head.id || (assign && (head.assigned !== id || head.pinned))) await this.saveHead({ ...head, id, ...assigned });
     if (++this.sinceGc >= 25) {
       this.sinceGc = 0;
       await this.pruneNow();
@@ -287,23 +293,25 @@ export class SnapshotStore {
     let bytes = 0;
     for (const rel of [...working.keys()].sort()) {
       const d = working.get(rel)!;
-      if (d.hash === undefined) {
+      if (d.hash === undefined || d.bytes === undefined) {
         const entries = [...d.files.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
         const text = entries.length === 0 ? EMPTY_TREE : JSON.stringify(entries.map(([n, f]) => [n, f.h, f.s, f.m, f.t, f.l ?? 0]));
         // Named by content, size and mode only: mtimes (kept in the object as a stat cache, and to
         // set on restore) never make the same files a different snapshot.
         d.hash = sha256(entries.length === 0 ? EMPTY_TREE : JSON.stringify(entries.map(([n, f]) => [n, f.h, f.s, f.m, f.l ?? 0])));
         await this.writeObject(path.join(this.trees, d.hash), text);
+        d.bytes = 0;
+        for (const f of d.files.values()) d.bytes += f.s;
       }
       dirs[rel] = d.hash;
       files += d.files.size;
-      for (const f of d.files.values()) bytes += f.s;
+      bytes += d.bytes;
     }
     const id = sha256(JSON.stringify(dirs)).slice(0, 24);
     const file = path.join(this.snaps, `${id}.json`);
-    if (!(await exists(file))) {
+    if (id !== parent && !(await exists(file))) {
       const record: SnapshotRecord = { v: 1, id, ...(parent && parent !== id ? { parent } : {}), createdAt: Date.now(), files, bytes, reason, dirs };
-      await this.writeObject(file, JSON.stringify(record), true);
+      await this.writeObject(file, JSON.stringify(record));
     }
     return id;
   }
@@ -414,7 +422,7 @@ export class SnapshotStore {
       );
       const same = old !== undefined && old.files.size === files.size && [...files].every(([n, f]) => sameEntry(old.files.get(n), f));
       working.set(relDir, same ? old : { files });
-      for (const s of subdirs) await visit(s);
+      await Promise.all(subdirs.map(visit));
     };
     if (onlyHere) {
       for (const [k] of this.excluded) if (isUnder(k, rel)) this.excluded.delete(k);
@@ -449,14 +457,15 @@ export class SnapshotStore {
 
   private async putBuffer(data: Buffer): Promise<string> {
     const h = sha256(data);
-    const p = this.blobPath(h);
-    if (!(await exists(p))) await this.writeObject(p, data, true);
+    if (this.knownBlobs.has(h)) return h;
+    await this.writeObject(this.blobPath(h), data);
+    this.knownBlobs.add(h);
     return h;
   }
 
   /** Large files: copied to a temporary blob while hashing, so the content is read once. */
   private async putStream(abs: string): Promise<string> {
-    await mkdir(this.blobs, { recursive: true });
+    await this.mkdirOnce(this.blobs);
     const tmp = path.join(this.blobs, `.tmp-${randomBytes(6).toString("hex")}`);
     const hash = createHash("sha256");
     try {
@@ -472,11 +481,12 @@ export class SnapshotStore {
       );
       const h = hash.digest("hex");
       const p = this.blobPath(h);
-      if (await exists(p)) await rm(tmp, { force: true });
+      if (this.knownBlobs.has(h) || (await exists(p))) await rm(tmp, { force: true });
       else {
-        await mkdir(path.dirname(p), { recursive: true });
+        await this.mkdirOnce(path.dirname(p));
         await rename(tmp, p);
       }
+      this.knownBlobs.add(h);
       return h;
     } catch (error) {
       await rm(tmp, { force: true });
@@ -484,10 +494,16 @@ export class SnapshotStore {
     }
   }
 
+  private async mkdirOnce(dir: string): Promise<void> {
+    if (this.madeDirs.has(dir)) return;
+    await mkdir(dir, { recursive: true });
+    this.madeDirs.add(dir);
+  }
+
   /** Atomic write: temporary file + rename, so a reader never sees half an object. */
-  private async writeObject(p: string, data: string | Buffer, mkdirFirst = true): Promise<void> {
+  private async writeObject(p: string, data: string | Buffer): Promise<void> {
     if (await exists(p)) return;
-    if (mkdirFirst) await mkdir(path.dirname(p), { recursive: true });
+    await this.mkdirOnce(path.dirname(p));
     const tmp = `${p}.tmp-${randomBytes(6).toString("hex")}`;
     await writeFile(tmp, data, { mode: 0o600 });
     await rename(tmp, p);
@@ -561,7 +577,7 @@ export class SnapshotStore {
   }
 
   private async saveHead(head: Head): Promise<void> {
-    await mkdir(this.storeDir, { recursive: true });
+    await this.mkdirOnce(this.storeDir);
     const p = path.join(this.storeDir, "HEAD.json");
     const tmp = `${p}.tmp-${randomBytes(6).toString("hex")}`;
     await writeFile(tmp, JSON.stringify(head), { mode: 0o600 });
@@ -587,8 +603,9 @@ export class SnapshotStore {
     const dirs = await this.loadDirs(target);
     const current = this.working!;
     const limit = pLimit(16);
+    await mkdir(staging, { recursive: true });
     const nativeRel = (rel: string) => (rel === "" ? "" : path.join(...rel.split("/")));
-    for (const rel of [...dirs.keys()].sort()) await mkdir(path.join(staging, nativeRel(rel)), { recursive: true });
+    await Promise.all([...dirs.keys()].map((rel) => limit(() => mkdir(path.join(staging, nativeRel(rel)), { recursive: true }))));
     const tasks: Promise<void>[] = [];
     for (const [rel, files] of dirs) {
       const have = current.get(rel)?.files;
@@ -635,7 +652,8 @@ export class SnapshotStore {
     await this.saveHead({ ...(await this.loadHead())!, id: target.id });
     await rm(this.journalPath, { force: true });
     this.working = new Map([...dirs].map(([rel, files]) => [rel, { files: new Map(files), hash: target.dirs[rel] }]));
-    await rm(trash, { recursive: true, force: true });
+    // The old tree is garbage now (recorded before the swap): removed in the background.
+    void rm(trash, { recursive: true, force: true }).catch(() => undefined);
   }
 
   /**
@@ -706,6 +724,7 @@ export class SnapshotStore {
     for (const id of removed) await rm(path.join(this.snaps, `${id}.json`), { force: true });
     await this.sweep(this.trees, live.trees, false);
     await this.sweep(this.blobs, live.blobs, true);
+    this.knownBlobs.clear();
     return { removed };
   }
 
