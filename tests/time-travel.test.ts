@@ -178,6 +178,45 @@ describe("time travel", () => {
   test("forks from every checkpoint restore the workspace (SQLite checkpointer)", () =>
     scenario("sqlite", () => SqliteSaver.fromConnString(path.join(tmp, "checkpoints.sqlite"))));
 
+  test('restore "ask": a fork interrupts with the two snapshots; the app chooses restore or keep', async () => {
+    const root = path.join(tmp, "ask");
+    const wb = createWorkbench({ rootDir: root, webTools: false, fileManager: { timeTravel: { restore: "ask" }, onError: () => undefined } });
+    const saver = new MemorySaver();
+    const threadId = "ask";
+    const dir = path.join(root, threadId);
+    const config = { configurable: { thread_id: threadId } };
+    try {
+      for (const v of ["v1", "v2"]) {
+        await agentWith(wb, saver, [toolTurn(call("write_file", { path: "a.txt", content: `${v}\n` }, `w-${v}`)), new AIMessage(v)]).invoke({ messages: [new HumanMessage(v)] }, config);
+      }
+      const history = [];
+      for await (const s of agentWith(wb, saver, []).getStateHistory(config)) history.push(s);
+      const endOfFirst = history.find((s) => toolCount(s.values as never) === 1 && (s.next ?? []).length === 0)!;
+      const want = snapshotIdOf(endOfFirst.values)!;
+
+      const forkA = agentWith(wb, saver, [new AIMessage("restored")]);
+      const paused = await forkA.invoke({ messages: [new HumanMessage("fork")] }, endOfFirst.config);
+      const request = (paused.__interrupt__?.[0] as { value?: Record<string, unknown> } | undefined)?.value;
+      assert.equal(request?.type, "workspace_restore", JSON.stringify(paused.__interrupt__));
+      assert.equal(request?.checkpointSnapshot, want);
+      assert.equal(await readFile(path.join(dir, "a.txt"), "utf8"), "v2\n", "nothing restored before the app decides");
+      const latestFork = (await agentWith(wb, saver, []).getState(config)).config;
+      await forkA.invoke(new Command({ resume: "restore" }), latestFork);
+      assert.equal(await readFile(path.join(dir, "a.txt"), "utf8"), "v1\n", "restore chosen: the checkpoint's files");
+
+      // Keep: fork from the end of turn 2 (v2) while the files are v1; the run adopts v1.
+      const endOfSecond = history.find((s) => toolCount(s.values as never) === 2 && (s.next ?? []).length === 0)!;
+      const forkB = agentWith(wb, saver, [new AIMessage("kept")]);
+      await forkB.invoke({ messages: [new HumanMessage("fork 2")] }, endOfSecond.config);
+      await forkB.invoke(new Command({ resume: "keep" }), (await agentWith(wb, saver, []).getState(config)).config);
+      assert.equal(await readFile(path.join(dir, "a.txt"), "utf8"), "v1\n", "keep chosen: the files stay");
+      const after = await agentWith(wb, saver, []).getState(config);
+      assert.notEqual(snapshotIdOf(after.values), snapshotIdOf(endOfSecond.values), "the branch now names the kept workspace");
+    } finally {
+      await wb.close();
+    }
+  });
+
   test("HITL: a run the human rejects is rewound, conversation and files", async () => {
     const root = path.join(tmp, "hitl");
     const wb = workbench(root);
