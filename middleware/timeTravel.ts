@@ -147,6 +147,10 @@ export class TimeTravel {
     const store = this.storeOf(t);
     if (!store) return undefined;
     const threadId = t.ws.threadId;
+    // Steady state (every model and tool call): the checkpoint names what the workspace holds.
+    const known = store.peekHead();
+    const named = state._workspaceSnapshot?.id;
+    if (!opts.scan && known && !known.pinned && named !== undefined && named === (known.assigned ?? known.id)) return undefined;
     try {
       const head = await store.headInfo();
       if (!head) {

@@ -161,6 +161,11 @@ export class SnapshotStore {
     return this.serial(async () => (await this.loadHead())?.id);
   }
 
+  /** The head as last read or written by this process, without waiting (undefined if unknown yet). */
+  peekHead(): Readonly<SnapshotHead> | undefined {
+    return this.recovered && this.headLoaded ? this.head : undefined;
+  }
+
   /** Head with its pin flag. */
   headInfo(): Promise<Head | undefined> {
     return this.serial(async () => {
