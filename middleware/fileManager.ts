@@ -10,7 +10,7 @@ import { ENVIRONMENT_OPTION_MESSAGE, isEnvironmentOption, ThreadEnvironments } f
 import type { FileOperations } from "../src/fileops/types.js";
 import { renderDirectoryTree, treeFingerprint } from "../src/tree.js";
 import { Workspace, resolveRootDir } from "../src/workspace.js";
-import { threadIdFromConfig } from "../tools/context.js";
+import { threadIdFromConfig } from "../src/context/thread.js";
 import { fileGuardStateFields, fileGuardsToolCallStep, type FileGuardsOptions } from "./fileGuards.js";
 import {
   catchToolErrorsStep,

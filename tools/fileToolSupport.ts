@@ -17,7 +17,7 @@ import { accessOpenGuard, contentAccessReason, type AccessPolicy } from "../src/
 import type { CredentialPattern } from "../src/guards/credentials.js";
 import { writeTargetReason } from "../src/guards/writeTargets.js";
 import { Workspace, WorkspacePathError } from "../src/workspace.js";
-import { workspaceFromConfig } from "./context.js";
+import { workspaceFromConfig } from "../src/context/thread.js";
 
 /** Options of {@link createFileTools} and of each file tool. */
 export interface FileToolOptions {

@@ -24,7 +24,7 @@ export {
   isWorkbenchTool,
   WORKBENCH_TOOL_METADATA_KEY,
   type ThreadConfigLike,
-} from "./context.js";
+} from "../src/context/thread.js";
 export {};
 export { createWebTools, type WebToolsOptions, type WebExtractToolResult, type WebProgressEvent, type SummaryTuning } from "./web.js";
 // search_files

@@ -31,7 +31,7 @@ import {
   type FileToolTarget,
   type ResolvedFileToolOptions,
 } from "./fileToolSupport.js";
-import { workspaceFromConfig } from "./context.js";
+import { workspaceFromConfig } from "../src/context/thread.js";
 import { assertWriteAccess, guardWriteContent, writeHoldingLock } from "./writeFile.js";
 
 export const patchSchema = z.object({

@@ -11,7 +11,7 @@ import type { FileOperations } from "../src/fileops/types.js";
 import { redactSecrets } from "../src/guards/redact.js";
 import { resolveRootDir, type Workspace } from "../src/workspace.js";
 import { isDangerousCommand } from "./dangerousCommands.js";
-import { markWorkbenchTool, workspaceFromConfig } from "./context.js";
+import { markWorkbenchTool, workspaceFromConfig } from "../src/context/thread.js";
 
 export { isDangerousCommand } from "./dangerousCommands.js";
 

@@ -13,7 +13,7 @@ import { urlKey, type ExtractedPage } from "../src/web/common.js";
 import { createWebDebugLog, type DebugUrlRecord, type WebDebugOptions } from "../src/web/debug.js";
 import { stripDataImages } from "../src/web/htmlToMarkdown.js";
 import { scrubSecrets } from "../src/web/retry.js";
-import { markWorkbenchTool } from "./context.js";
+import { markWorkbenchTool } from "../src/context/thread.js";
 import {
   buildBackend,
   configuredSecrets,
