@@ -21,7 +21,7 @@ import { ToolMessage } from "@langchain/core/messages";
 import { ReducedValue, StateSchema } from "@langchain/langgraph";
 import { createMiddleware, type ToolCallRequest } from "langchain";
 import { z } from "zod";
-import { fileToolProbe, type FileToolProbe, type FileToolTarget } from "../tools/fileToolSupport.js";
+import { fileToolProbe, type FileToolProbe, type FileToolTarget } from "../src/context/probes.js";
 import type { ToolCallStep } from "./toolCallSteps.js";
 import { isControlFlow, mapMessageText, toolErrorMessage, withStateUpdate, type ToolCallResult } from "./toolResults.js";
 

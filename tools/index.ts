@@ -34,5 +34,6 @@ export { createFileTools, type FileToolsOptions } from "./files.js";
 export { createReadFileTool, readFileSchema, settleLineCounts, type ReadFileArgs } from "./readFile.js";
 export { createWriteFileTool, writeFileSchema, looksLikeReadFileDisplay, type WriteFileArgs } from "./writeFile.js";
 export { createPatchTool, patchSchema, type PatchArgs } from "./patchTool.js";
-export { fileToolProbe, type FileToolOptions, type FileToolProbe, type FileToolTarget } from "./fileToolSupport.js";
+export { type FileToolOptions } from "./fileToolSupport.js";
+export { fileToolProbe, type FileToolProbe, type FileToolTarget } from "../src/context/probes.js";
 export { redactSecrets, containsRedactionMarker, isCredentialPath, hasBinaryExtension, sniffBinary } from "../src/guards/index.js";

@@ -28,9 +28,9 @@ import {
   threadFileOptions,
   type FileTarget,
   type FileToolOptions,
-  type FileToolTarget,
   type ResolvedFileToolOptions,
 } from "./fileToolSupport.js";
+import type { FileToolTarget } from "../src/context/probes.js";
 import { workspaceFromConfig } from "../src/context/thread.js";
 import { assertWriteAccess, guardWriteContent, writeHoldingLock } from "./writeFile.js";
 
