@@ -4,7 +4,7 @@ import { getConfig, ReducedValue, StateSchema } from "@langchain/langgraph";
 import { createMiddleware, type ToolCallRequest } from "langchain";
 import { z } from "zod";
 import { TrackerPool, TRACKER_KINDS, type ChangeTracker } from "../src/changes/index.js";
-import { assertFileOperations, LISTING_METHODS } from "../src/changes/localDisk.js";
+import { assertFileOperations, LISTING_METHODS } from "../src/fileops/assert.js";
 import type { EnvironmentOption } from "../src/fileops/environment.js";
 import { ENVIRONMENT_OPTION_MESSAGE, isEnvironmentOption, ThreadEnvironments } from "../src/fileops/threadEnvironment.js";
 import type { FileOperations } from "../src/fileops/types.js";

@@ -8,9 +8,10 @@ import path from "node:path";
 import { ToolMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import type { z } from "zod";
-import { assertFileOperations } from "../src/changes/localDisk.js";
+import { assertFileOperations } from "../src/fileops/assert.js";
 import type { EnvironmentOption } from "../src/fileops/environment.js";
 import { LocalFileOperations } from "../src/fileops/local.js";
+import { isLocalFileOperations } from "../src/fileops/locality.js";
 import { ENVIRONMENT_OPTION_MESSAGE, isEnvironmentOption, ThreadEnvironments } from "../src/fileops/threadEnvironment.js";
 import { OpenRefusedError, type FileOperations, type OpenGuard } from "../src/fileops/types.js";
 import { accessOpenGuard, contentAccessReason, type AccessPolicy } from "../src/guards/access.js";
@@ -202,7 +203,7 @@ export function openGuardFor(kind: "read" | "write", target: FileTarget, opts: R
  * verified on the descriptor itself and skip this.
  */
 export async function recheckAfterRead(target: FileTarget, opts: ResolvedFileToolOptions): Promise<void> {
-  if (opts.fileOps.kind === "local") return;
+  if (isLocalFileOperations(opts.fileOps)) return;
   const real = await opts.fileOps.realpath(target.systemPath).catch(() => undefined);
   const reason = real === undefined ? "was moved or removed while it was being read. Try again." : contentAccessReason(real, accessPolicyFor(target, opts));
   if (reason) throw new FileToolError(`"${target.display}" ${reason}`);
