@@ -28,7 +28,7 @@ import {
 } from "../src/fileops/threadEnvironment.js";
 import { createWorkbench } from "../src/workbench.js";
 import { createFileTools } from "../tools/files.js";
-import { createRunCommandTool } from "../tools/shell.js";
+import { createRunCommandTool } from "../tools/runCommand.js";
 
 let root = "";
 before(async () => {

@@ -1,10 +1,10 @@
 // Public API of "langgraph-workbench/tools".
 // basic tools (get_current_time, run_command) and the thread-workspace context
 export { createBasicTools, createCurrentTimeTool, formatCurrentTime, type BasicToolsOptions } from "./basic.js";
+export { createRunCommandTool, type RunCommandToolOptions } from "./runCommand.js";
+export { isDangerousCommand } from "./dangerousCommands.js";
 export {
-  createRunCommandTool,
   commandEnvironmentForThread,
-  isDangerousCommand,
   runAgentCommand,
   runShellCommand,
   scrubEnv,
@@ -13,10 +13,9 @@ export {
   type AgentCommandResult,
   type AgentCommandSettings,
   type CommandSandboxOptions,
-  type RunCommandToolOptions,
   type RunShellCommandOptions,
   type ShellCommandResult,
-} from "./shell.js";
+} from "../src/fileops/command.js";
 export {
   workspaceFromConfig,
   threadIdFromConfig,
