@@ -17,3 +17,4 @@ export { createTavilyBackend, type TavilyBackendOptions } from "./vendors/tavily
 export { createExaBackend, type ExaBackendOptions } from "./vendors/exa.js";
 export { createFirecrawlBackend, type FirecrawlBackendOptions } from "./vendors/firecrawl.js";
 export { createParallelBackend, type ParallelBackendOptions } from "./vendors/parallel.js";
+export { createRobotsFetcher, createWebsitePolicy, type RobotsFetcherOptions, type WebPolicyOptions } from "./robots.js";
