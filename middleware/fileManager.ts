@@ -134,15 +134,16 @@ const optionsSchema = z.object({
 });
 
 /**
- * State kept per thread. Public keys mirror the seed (`start_work_time`, `file_update_time`);
- * `_` keys are private (checkpointed, hidden from the agent's input and output). Includes the
- * file guards' private fields (sized by `guardEntries`).
+ * State kept per thread: `startWorkTime` and `fileUpdateTime` (epoch ms), and private `_` keys.
+ * Private keys are never sent to the model, but they are ordinary graph state: checkpointed, and
+ * visible to the application in `getState()`, `streamMode: "updates"`/`"values"` and a LangGraph
+ * server's run responses. Includes the file guards' private fields (sized by `guardEntries`).
  */
 export function createFileManagerStateSchema(guardEntries?: number) {
   return new StateSchema({
     /** When the current run started (epoch ms). */
     startWorkTime: z.number().optional(),
-    /** Newest known change to the workspace (epoch ms), as the seed's `file_update_time`. */
+    /** Newest known change to the workspace (epoch ms). */
     fileUpdateTime: z.number().optional(),
     /** Fingerprint of the tree the model last saw (or was deliberately not shown). */
     _treeFingerprint: z.string().optional(),
