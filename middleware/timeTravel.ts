@@ -9,7 +9,7 @@ import type { BaseMessage } from "@langchain/core/messages";
 import { interrupt, ReducedValue } from "@langchain/langgraph";
 import { z } from "zod";
 import type { ChangeTracker } from "../src/changes/types.js";
-import { isLocalDisk } from "../src/changes/localDisk.js";
+import { isLocalFileOperations as isLocalDisk } from "../src/fileops/locality.js";
 import type { FileOperations } from "../src/fileops/types.js";
 import { SnapshotStores, type ChangeSet, type SnapshotInfo, type SnapshotStore, type TimeTravelOptions } from "../src/snapshots/index.js";
 import type { Workspace } from "../src/workspace.js";
