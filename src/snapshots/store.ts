@@ -283,9 +283,14 @@ export class SnapshotStore {
     const assigned = assign ? { assigned: id, pinned: undefined } : {};
     if (!head) await this.saveHead({ id, baseline: id, ...assigned });
     else if (id !== head.id || (assign && (head.assigned !== id || head.pinned))) await this.saveHead({ ...head, id, ...assigned });
-    if (++this.sinceGc >= 25) {
-      this.sinceGc = 0;
-      await this.pruneNow();
+    // Retention: the count is checked every 25 snapshots (one readdir); age and bytes, which read
+    // every record and tree, every 200.
+    if (++this.sinceGc % 25 === 0) {
+      const count = (await readdir(this.snaps).catch(() => [])).length;
+      if (count > this.retention.maxSnapshots || this.sinceGc >= 200) {
+        this.sinceGc = 0;
+        await this.pruneNow();
+      }
     }
     return id;
   }
