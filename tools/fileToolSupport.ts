@@ -15,6 +15,7 @@ import { ENVIRONMENT_OPTION_MESSAGE, isEnvironmentOption, ThreadEnvironments } f
 import { OpenRefusedError, type FileOperations, type OpenGuard } from "../src/fileops/types.js";
 import { accessOpenGuard, contentAccessReason, type AccessPolicy } from "../src/guards/access.js";
 import type { CredentialPattern } from "../src/guards/credentials.js";
+import { LIMITS } from "../src/guards/limits.js";
 import { writeTargetReason } from "../src/guards/writeTargets.js";
 import { Workspace, WorkspacePathError } from "../src/workspace.js";
 import { workspaceFromConfig } from "./context.js";
@@ -42,6 +43,8 @@ export interface FileToolOptions {
   environment?: EnvironmentOption;
   /** Largest read_file answer in characters (default 100,000); larger windows get guidance instead. */
   maxReadChars?: number;
+  /** Largest PNG/JPEG/GIF/WebP file read_file shows the model as an image block, in bytes (default 5 MiB). */
+  maxImageBytes?: number;
   /** Extra credential-file patterns (globs on the base name, or RegExps on the path). */
   credentialPatterns?: CredentialPattern[];
   /** Mask secrets in read_file output (default `true`). */
@@ -70,6 +73,7 @@ export interface ResolvedFileToolOptions {
   /** Resolves each thread's environment and file access. */
   environments: ThreadEnvironments;
   maxReadChars: number;
+  maxImageBytes: number;
   credentialPatterns: CredentialPattern[];
   redactSecrets: boolean;
   countLinesInlineMaxBytes: number;
@@ -112,6 +116,7 @@ export function resolveFileToolOptions(options: FileToolOptions = {}): ResolvedF
     fileOps: environments.fixedFileOps ?? sharedLocalOps,
     environments,
     maxReadChars: positiveInt("maxReadChars", options.maxReadChars, 100_000),
+    maxImageBytes: positiveInt("maxImageBytes", options.maxImageBytes, LIMITS.imageMaxBytes),
     credentialPatterns: options.credentialPatterns ?? [],
     redactSecrets: options.redactSecrets ?? true,
     countLinesInlineMaxBytes: positiveInt("countLinesInlineMaxBytes", options.countLinesInlineMaxBytes, 32 * 1024 * 1024),
@@ -244,8 +249,16 @@ interface ToolCallConfigLike {
  * A tool's answer: the JSON text, or — for an error inside an agent run — a ToolMessage with
  * `status: "error"`, so callers and middleware can tell failures apart without parsing.
  */
-export function fileToolResult(toolName: string, config: unknown, payload: Record<string, unknown>, isError = false): string | ToolMessage {
+export function fileToolResult(
+  toolName: string,
+  config: unknown,
+  payload: Record<string, unknown>,
+  isError = false,
+  blocks: readonly Record<string, unknown>[] = [],
+): string | ToolMessage | Record<string, unknown>[] {
   const content = JSON.stringify(payload);
+  // Media (an image block) follows the JSON text block; the model sees both.
+  if (!isError && blocks.length > 0) return [{ type: "text", text: content }, ...blocks];
   const c = (config ?? {}) as ToolCallConfigLike;
   const id = c.toolCallId ?? c.toolCall?.id;
   if (!isError || !id) return content;
@@ -299,6 +312,8 @@ export function registerFileToolProbe<T extends object>(tool: T, probe: FileTool
 export interface FileToolOutcome {
   payload: Record<string, unknown>;
   isError: boolean;
+  /** Content blocks after the JSON (e.g. an image block), on success only. */
+  blocks?: Record<string, unknown>[];
 }
 
 /**
@@ -321,7 +336,7 @@ export function defineFileTool<S extends z.ZodObject>(spec: {
         // e.g. the thread's environment could not be prepared: an answer, never a crash.
         outcome = { payload: errorPayload(err, undefined), isError: true };
       }
-      return fileToolResult(spec.name, config, outcome.payload, outcome.isError);
+      return fileToolResult(spec.name, config, outcome.payload, outcome.isError, outcome.blocks);
     },
     { name: spec.name, description: spec.description, schema: spec.schema },
   );
