@@ -10,6 +10,8 @@ import { fakeModel } from "@langchain/core/testing";
 import { MemorySaver } from "@langchain/langgraph";
 import { createDeepAgent } from "deepagents";
 import { createAgent } from "langchain";
+import { createFileManagerMiddleware } from "../middleware/fileManager.js";
+import { isWorkspaceTreeMessage } from "../middleware/treeMessage.js";
 import { WorkbenchBackend } from "../src/deepagents/backend.js";
 import { LocalShellEnvironment } from "../src/fileops/localShell.js";
 import { ShellFileOperations } from "../src/fileops/shell.js";
@@ -193,13 +195,15 @@ describe("a vision-style run: read_file of a PNG reaches the model as an image b
     assert.ok(toolMsg, "the tool result reached the model");
     assert.equal(toolMsg.status, "success");
     assert.deepEqual(imageOf(toolMsg.content), { type: "image", mimeType: "image/png", data: PNG.toString("base64") }, "image block intact (base64 not rewritten)");
+    assert.match(JSON.stringify(seen.filter(isWorkspaceTreeMessage).map((m) => m.content)), /shot\.png/, "the tree is still shown");
     const meta = (toolMsg.content as Block[])[0]!;
     assert.equal(JSON.parse(meta.text).path, "shot.png");
     assert.ok(!JSON.stringify(seen.map((m) => m.content)).includes(root), "no host path reaches the model");
     await wb.close();
   });
-  it("createDeepAgent with WorkbenchBackend: deepagents' read_file hands the model an image block, and PDF text", async () => {
+  it("createDeepAgent with WorkbenchBackend and the FileManager: deepagents' read_file hands the model an image block, and PDF text", async () => {
     const backend = new WorkbenchBackend({ rootDir: root });
+    const fileManager = createFileManagerMiddleware({ rootDir: root, tracker: { kind: "polling" } });
     const model = fakeModel()
       .respond(
         new AIMessage({
@@ -211,9 +215,14 @@ describe("a vision-style run: read_file of a PNG reaches the model as an image b
         }),
       )
       .respond(new AIMessage("seen"));
-    const agent = createDeepAgent({ model, backend, checkpointer: new MemorySaver() });
+    const agent = createDeepAgent({ model, backend, middleware: [fileManager], checkpointer: new MemorySaver() });
     await agent.invoke({ messages: [new HumanMessage("look")] }, cfg);
+    await fileManager.close();
     const seen = model.calls[1]!.messages as BaseMessage[];
+    const tree = seen.filter(isWorkspaceTreeMessage);
+    assert.equal(tree.length, 1, "one live tree message next to the image block");
+    assert.match(JSON.stringify(tree[0]!.content), /shot\.png/);
+    assert.ok(!JSON.stringify(seen.map((m) => m.content)).includes(root), "no host path reaches the model");
     const byId = (id: string) => seen.find((m): m is ToolMessage => ToolMessage.isInstance(m) && m.tool_call_id === id)!;
     const img = imageOf(byId("img").content);
     assert.equal(img?.mimeType, "image/png");
