@@ -268,7 +268,10 @@ export class WorkbenchBackend implements BackendProtocolV2 {
 
   /**
    * A window of a text file: `offset` is 0-based (deepagents' convention), lines longer than
-   * `maxLineChars` are cut, secrets redacted. Refuses credential, binary, device and non-regular files.
+   * `maxLineChars` are cut, secrets redacted. A PNG/JPEG/GIF/WebP image (by its bytes, up to
+   * `maxImageBytes`) comes back whole as bytes with its MIME type, which deepagents' read_file
+   * turns into an image block; a PDF as its extracted text, windowed by lines. Refuses
+   * credential, other binary, device and non-regular files.
    */
   async read(filePath: string, offset = 0, limit = 500): Promise<ReadResult> {
     return this.guarded(filePath, async (t) => {
@@ -322,7 +325,10 @@ export class WorkbenchBackend implements BackendProtocolV2 {
     });
   }
 
-  /** The whole text file (redacted) as deepagents `FileData`; refuses the same files as `read` and files over 4× `maxReadChars` bytes. */
+  /**
+   * The whole text file (redacted) as deepagents `FileData`, or an image's or PDF's bytes with
+   * their MIME type; refuses the same files as `read` and text files over 4× `maxReadChars` bytes.
+   */
   async readRaw(filePath: string): Promise<ReadRawResult> {
     return this.guarded(filePath, async (t) => {
       const opened = await this.openRead(t, true);

@@ -33,7 +33,7 @@ export function hasBinaryExtension(p: string): boolean {
   return ext !== "" && (BINARY_EXTENSIONS.has(ext.toLowerCase()) || BINARY_EXTENSIONS.has(ext));
 }
 
-/** True for image extensions (a model with vision may want the image through another tool). */
+/** True for image extensions (PNG/JPEG/GIF/WebP with their real content are shown as images; the rest are refused with this hint). */
 export function isImagePath(p: string): boolean {
   return IMAGE_EXTENSIONS.has(extensionOf(p).toLowerCase());
 }
