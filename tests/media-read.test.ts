@@ -16,6 +16,7 @@ import { WorkbenchBackend } from "../src/deepagents/backend.js";
 import { LocalShellEnvironment } from "../src/fileops/localShell.js";
 import { ShellFileOperations } from "../src/fileops/shell.js";
 import { LIMITS } from "../src/guards/limits.js";
+import { PdfExtractor } from "../src/media/pdf.js";
 import { sniffMedia } from "../src/media/sniff.js";
 import { createWorkbench } from "../src/workbench.js";
 import type { FileToolOptions } from "../tools/fileToolSupport.js";
@@ -267,5 +268,19 @@ describe("WorkbenchBackend: read and readRaw of media", () => {
   it("edit of an image is refused as not text", async () => {
     const r = await backend().edit("/shot.png", "PNG", "JPG");
     assert.match(r.error ?? "", /is an image, not a text file/);
+  });
+});
+
+describe("PDF extraction runs in a worker with a deadline", () => {
+  it("a document past the deadline is stopped with guidance; the next extraction gets a fresh worker", async () => {
+    const extractor = new PdfExtractor();
+    try {
+      await assert.rejects(extractor.extract(PDF, { first: 1, count: 3 }, 1), /took longer than 0 s to extract and was stopped/);
+      const again = await extractor.extract(PDF, { first: 2, count: 1 });
+      assert.deepEqual(again, { totalPages: 3, pages: [{ page: 2, text: "Bravo page two" }] });
+      await assert.rejects(extractor.extract(Buffer.from("%PDF-1.4 nothing"), { first: 1, count: 1 }), /could not be read as a PDF/);
+    } finally {
+      await extractor.close();
+    }
   });
 });

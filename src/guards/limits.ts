@@ -40,6 +40,8 @@ export const LIMITS = {
   pdfPagesPerRead: 20,
   /** Most PDF pages WorkbenchBackend extracts for its line windows (later pages are noted, not shown). */
   pdfMaxPagesWhole: 200,
+  /** Longest one PDF extraction may run (ms) before its worker thread is stopped. */
+  pdfTimeoutMs: 30_000,
 } as const;
 
 function formatBytes(n: number): string {
