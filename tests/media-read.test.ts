@@ -17,7 +17,7 @@ import { LocalShellEnvironment } from "../src/fileops/localShell.js";
 import { ShellFileOperations } from "../src/fileops/shell.js";
 import { LIMITS } from "../src/guards/limits.js";
 import { PdfExtractor } from "../src/media/pdf.js";
-import { sniffMedia } from "../src/media/sniff.js";
+import { sniffMedia } from "../src/guards/sniffMedia.js";
 import { createWorkbench } from "../src/workbench.js";
 import type { FileToolOptions } from "../tools/fileToolSupport.js";
 import { createReadFileTool } from "../tools/readFile.js";

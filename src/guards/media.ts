@@ -3,8 +3,7 @@
  * PNG/JPEG/GIF/WebP go to the model as an image block, a PDF as extracted text, each under a
  * size cap; every other binary is refused. One decision for read_file and WorkbenchBackend.
  */
-import type { SniffedMedia } from "../media/sniff.js";
-import { sniffMedia } from "../media/sniff.js";
+import { sniffMedia, type SniffedMedia } from "./sniffMedia.js";
 import { binaryFileMessage, hasBinaryExtension, sniffBinary } from "./binary.js";
 import { LIMITS } from "./limits.js";
 

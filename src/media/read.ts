@@ -9,7 +9,7 @@ import type { FileOperations, OpenGuard } from "../fileops/types.js";
 import { createHash } from "node:crypto";
 import { LIMITS } from "../guards/limits.js";
 import { extractPdfPages } from "./pdf.js";
-import { sniffMedia, type ImageMimeType } from "./sniff.js";
+import { sniffMedia, type ImageMimeType } from "../guards/sniffMedia.js";
 
 export type OpenedRead =
   /** Not media and not binary: read it as text. */
