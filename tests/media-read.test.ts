@@ -116,6 +116,14 @@ describe("read_file: images", () => {
     assert.equal(LIMITS.imageMaxBytes, 5 * 1024 * 1024);
     assert.throws(() => createReadFileTool({ rootDir: root, maxImageBytes: 0 }), /maxImageBytes/);
   });
+  it("readImages: false refuses images with guidance (for providers without images in tool results)", async () => {
+    assert.match((await readJson({ path: "shot.png" }, { readImages: false })).error, /showing images to the model is turned off/);
+    const backend = new WorkbenchBackend({ rootDir: root, threadId: "t1", readImages: false });
+    assert.match((await backend.read("/shot.png")).error ?? "", /turned off/);
+    await writeFile(path.join(ws, "off.pdf"), PDF);
+    assert.equal((await readJson({ path: "off.pdf" }, { readImages: false })).total_pages, 3, "PDF text is unaffected");
+    assert.throws(() => createReadFileTool({ rootDir: root, readImages: "no" as never }), /readImages must be a boolean/);
+  });
   it("a credential file is refused even when it holds an image; a symlink to an image inside is read", async () => {
     await writeFile(path.join(ws, ".env"), PNG);
     assert.match((await readJson({ path: ".env" })).error, /protected credential file/);

@@ -47,6 +47,12 @@ export interface FileToolOptions {
   maxReadChars?: number;
   /** Largest PNG/JPEG/GIF/WebP file read_file shows the model as an image block, in bytes (default 5 MiB). */
   maxImageBytes?: number;
+  /**
+   * Show images to the model as image blocks (default `true`). Turn it off for a model or
+   * provider API that takes no images in tool results (OpenAI Chat Completions): images are then
+   * refused with guidance.
+   */
+  readImages?: boolean;
   /** Extra credential-file patterns (globs on the base name, or RegExps on the path). */
   credentialPatterns?: CredentialPattern[];
   /** Mask secrets in read_file output (default `true`). */
@@ -75,6 +81,7 @@ export interface ResolvedFileToolOptions {
   /** Resolves each thread's environment and file access. */
   environments: ThreadEnvironments;
   maxReadChars: number;
+  /** 0 when images are turned off (`readImages: false`). */
   maxImageBytes: number;
   credentialPatterns: CredentialPattern[];
   redactSecrets: boolean;
@@ -103,6 +110,7 @@ export function resolveFileToolOptions(options: FileToolOptions = {}): ResolvedF
     throw new TypeError("rootDir must be a non-empty string");
   }
   if (options.confine !== undefined && typeof options.confine !== "boolean") throw new TypeError("confine must be a boolean");
+  if (options.readImages !== undefined && typeof options.readImages !== "boolean") throw new TypeError("readImages must be a boolean");
   assertFileOperations(options.fileOps, FILE_TOOL_METHODS);
   if (options.environment !== undefined && !isEnvironmentOption(options.environment)) throw new TypeError(ENVIRONMENT_OPTION_MESSAGE);
   const environments = new ThreadEnvironments({ environment: options.environment, fileOps: options.fileOps });
@@ -118,7 +126,7 @@ export function resolveFileToolOptions(options: FileToolOptions = {}): ResolvedF
     fileOps: environments.fixedFileOps ?? sharedLocalOps,
     environments,
     maxReadChars: positiveInt("maxReadChars", options.maxReadChars, 100_000),
-    maxImageBytes: positiveInt("maxImageBytes", options.maxImageBytes, LIMITS.imageMaxBytes),
+    maxImageBytes: options.readImages === false ? 0 : positiveInt("maxImageBytes", options.maxImageBytes, LIMITS.imageMaxBytes),
     credentialPatterns: options.credentialPatterns ?? [],
     redactSecrets: options.redactSecrets ?? true,
     countLinesInlineMaxBytes: positiveInt("countLinesInlineMaxBytes", options.countLinesInlineMaxBytes, 32 * 1024 * 1024),

@@ -82,6 +82,8 @@ export interface WorkbenchBackendOptions {
   maxLineChars?: number;
   /** Largest PNG/JPEG/GIF/WebP file `read` returns as image bytes, in bytes (default 5 MiB). */
   maxImageBytes?: number;
+  /** Return images for deepagents' image blocks (default true); false refuses them with guidance. */
+  readImages?: boolean;
   /** Most files `glob`/`grep` visit before reporting a truncated result (default 20,000). */
   maxWalkFiles?: number;
   /** Largest file `grep` searches, in bytes (default 5 MB). */
@@ -159,7 +161,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
     this.redact = options.redact ?? true;
     this.maxReadChars = positiveInt("maxReadChars", options.maxReadChars, DEFAULTS.maxReadChars);
     this.maxLineChars = positiveInt("maxLineChars", options.maxLineChars, DEFAULTS.maxLineChars);
-    this.maxImageBytes = positiveInt("maxImageBytes", options.maxImageBytes, LIMITS.imageMaxBytes);
+    this.maxImageBytes = options.readImages === false ? 0 : positiveInt("maxImageBytes", options.maxImageBytes, LIMITS.imageMaxBytes);
     this.maxWalkFiles = positiveInt("maxWalkFiles", options.maxWalkFiles, DEFAULTS.maxWalkFiles);
     this.maxGrepFileBytes = positiveInt("maxGrepFileBytes", options.maxGrepFileBytes, DEFAULTS.maxGrepFileBytes);
     this.skipDirs = new Set(options.skipDirs ?? DEFAULTS.skipDirs);

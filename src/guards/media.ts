@@ -35,10 +35,17 @@ export function pdfTooLargeMessage(shown: string, size: number): string {
 /**
  * The decision for a file whose first bytes are `head`. `names` are the paths the file goes by
  * (as asked, and its real path): a binary extension on either refuses a non-media file, while
- * a real PNG or PDF is recognised by its bytes whatever it is called.
+ * a real PNG or PDF is recognised by its bytes whatever it is called. `maxImageBytes` 0 turns
+ * images off (refused with guidance).
  */
 export function mediaReadDecision(shown: string, names: readonly string[], head: Uint8Array, size: number, maxImageBytes: number): MediaDecision {
   const media = sniffMedia(head);
+  if (media?.kind === "image" && maxImageBytes <= 0) {
+    return {
+      action: "refuse",
+      reason: `"${shown}" is an image, and showing images to the model is turned off here (the model in use may not accept them). Describe what you need from it, or use a tool made for images.`,
+    };
+  }
   if (media?.kind === "image") {
     return size > maxImageBytes ? { action: "refuse", reason: imageTooLargeMessage(shown, size, maxImageBytes) } : { action: "load", media, maxBytes: maxImageBytes };
   }
