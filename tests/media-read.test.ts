@@ -104,6 +104,8 @@ describe("read_file: images", () => {
     assert.match((await readJson({ path: "fake.png" })).error, /image in a format read_file cannot show.*Convert it to PNG/);
     await writeFile(path.join(ws, "pic.bmp"), Buffer.concat([Buffer.from("BM"), Buffer.alloc(60)]));
     assert.match((await readJson({ path: "pic.bmp" })).error, /cannot show/);
+    await writeFile(path.join(ws, "empty.png"), "");
+    assert.match((await readJson({ path: "empty.png" })).error, /cannot show/, "an empty file with an image name is refused by its name");
     await writeFile(path.join(ws, "prog.bin"), Buffer.from([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1, 0, 0, 0]));
     assert.match((await readJson({ path: "prog.bin" })).error, /binary file/);
   });

@@ -530,8 +530,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       const opened = await openForRead(t.ops, target, s.size, guard, this.maxImageBytes);
       return opened.kind === "refused" ? { error: opened.reason } : opened;
     }
-    if (s.size === 0) return { kind: "text" };
-    const head = await t.ops.readBytes(t.system, 0, SNIFF_BYTES, guard);
+    const head = await t.ops.readBytes(t.system, 0, Math.min(SNIFF_BYTES, s.size), guard);
     const decision = mediaReadDecision(t.shown, target.names, head, s.size, this.maxImageBytes);
     if (decision.action === "refuse") return { error: decision.reason };
     if (decision.action === "load") return { error: `'${t.shown}' is ${decision.media.kind === "image" ? "an image" : "a PDF"}, not a text file: it can be read but not edited.` };

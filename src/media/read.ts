@@ -43,7 +43,7 @@ export async function openForRead(
   guard: OpenGuard | undefined,
   maxImageBytes: number,
 ): Promise<OpenedRead> {
-  if (size === 0) return { kind: "text" };
+  // An empty file is read too (a 0-byte read still verifies the open): its name alone may refuse it.
   const head = await ops.readBytes(target.systemPath, 0, Math.min(SNIFF_BYTES, size), guard);
   const decision = mediaReadDecision(target.shown, target.names, head, size, maxImageBytes);
   if (decision.action === "refuse") return { kind: "refused", reason: decision.reason };
