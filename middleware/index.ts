@@ -22,7 +22,7 @@ export {
   type ToolCallNext,
   type ToolCallStep,
 } from "./toolCallSteps.js";
-export { mapContentText, mapMessageText, mapToolResultText, toolErrorMessage, withStateUpdate, type ToolCallResult } from "./toolResults.js";
+export { mapContentText, mapMessageStrings, mapMessageText, mapToolResultStrings, mapToolResultText, toolErrorMessage, withStateUpdate, type ToolCallResult } from "./toolResults.js";
 export {};
 // stateful file guards (read dedup, staleness, loop detection)
 export {

@@ -8,6 +8,7 @@ import type { Stats } from "node:fs";
 import { constants } from "node:fs";
 import { chmod, lstat, mkdir, open, readdir, readFile, readlink, realpath, rename, stat, unlink, type FileHandle } from "node:fs/promises";
 import path from "node:path";
+import { LineIndexBuilder, type LineIndex, type LineStart } from "./lineIndex.js";
 import { LineCounter, LineWindowCollector } from "./lines.js";
 import { OpenRefusedError, type DirEntry, type EntryType, type FileOperations, type FileStat, type OpenGuard, type OpenedInfo } from "./types.js";
 
@@ -28,6 +29,18 @@ function toFileStat(s: Stats): FileStat {
 function isMissing(err: unknown): boolean {
   const code = (err as NodeJS.ErrnoException).code;
   return code === "ENOENT" || code === "ENOTDIR";
+}
+
+/**
+ * Whether an indexed start still describes the open file: the same inode, and a newline just
+ * before the offset (a file rewritten with the same size and mtime fails this almost always).
+ */
+async function startStillFits(fh: FileHandle, start: LineStart): Promise<boolean> {
+  if (start.byte <= 0) return start.byte === 0 && start.line === 1;
+  if (start.ino !== undefined && (await fh.stat()).ino !== start.ino) return false;
+  const one = Buffer.alloc(1);
+  const { bytesRead } = await fh.read(one, 0, 1, start.byte - 1);
+  return bytesRead === 1 && one[0] === 0x0a;
 }
 
 /** Open flags for reads: never block on a FIFO that has no writer, never follow into a tty. */
@@ -166,24 +179,45 @@ export class LocalFileOperations implements FileOperations {
 
   async readLines(
     p: string,
-    window: { offset: number; limit: number; maxLineChars: number },
+    window: { offset: number; limit: number; maxLineChars: number; start?: LineStart },
     guard?: OpenGuard,
   ): Promise<{ lines: string[]; cutLines: number[]; hasMore: boolean; totalLines?: number }> {
-    const collector = new LineWindowCollector(window);
     const fh = await openChecked(p, READ_FLAGS, guard);
     try {
+      const start = window.start && window.start.line <= window.offset && (await startStillFits(fh, window.start)) ? window.start : undefined;
+      const collector = new LineWindowCollector(window, start?.line ?? 1);
+      // Sequential reads (position null) unless starting at an offset: a pipe cannot seek.
+      let position = start ? start.byte : null;
       const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
       for (;;) {
-        const { bytesRead } = await fh.read(chunk, 0, CHUNK_BYTES, null);
+        const { bytesRead } = await fh.read(chunk, 0, CHUNK_BYTES, position);
+        if (position !== null) position += bytesRead;
         if (bytesRead === 0) break;
         // A view of the bytes just read: stale bytes of an earlier, longer read are never seen.
         const done = collector.push(bytesRead === CHUNK_BYTES ? chunk : chunk.subarray(0, bytesRead));
         if (done) return done;
       }
+      return collector.end();
     } finally {
       await fh.close();
     }
-    return collector.end();
+  }
+
+  async indexLines(p: string, every: number, guard?: OpenGuard): Promise<LineIndex> {
+    const fh = await openChecked(p, READ_FLAGS, guard);
+    try {
+      const { ino } = await fh.stat();
+      const chunk = Buffer.allocUnsafe(1024 * 1024);
+      const builder = new LineIndexBuilder(every);
+      for (;;) {
+        const { bytesRead } = await fh.read(chunk, 0, chunk.length, null);
+        if (bytesRead === 0) break;
+        builder.push(chunk.subarray(0, bytesRead));
+      }
+      return builder.finish(ino);
+    } finally {
+      await fh.close();
+    }
   }
 
   async countLines(p: string, guard?: OpenGuard): Promise<number> {
