@@ -8,6 +8,7 @@
  */
 import path from "node:path";
 import { z } from "zod";
+import { isAtomicTempName } from "../src/fileops/tempFiles.js";
 import type { FileOperations, FileStat, OpenGuard } from "../src/fileops/types.js";
 import { contentAccessReason } from "../src/guards/access.js";
 import { binaryFileMessage, hasBinaryExtension, sniffBinary, SNIFF_BYTES } from "../src/guards/binary.js";
@@ -123,6 +124,7 @@ export async function similarNames(ops: FileOperations, target: FileTarget): Pro
   const max = Math.max(2, Math.floor(wanted.length / 3));
   const scored: { name: string; score: number }[] = [];
   for (const e of entries) {
+    if (isAtomicTempName(e.name)) continue;
     const name = e.name.toLowerCase();
     let score = editDistance(wanted, name, max);
     if (score > max && stem.length >= 3 && (name.includes(stem) || stem.includes(name.replace(/\.[^.]*$/, "")))) score = max;
