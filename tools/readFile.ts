@@ -10,6 +10,7 @@
 import path from "node:path";
 import { z } from "zod";
 import { LineIndexCache, lineStartFor } from "../src/fileops/lineIndex.js";
+import { isAtomicTempName } from "../src/fileops/tempFiles.js";
 import type { FileOperations, FileStat, OpenGuard } from "../src/fileops/types.js";
 import { contentAccessReason } from "../src/guards/access.js";
 import { LIMITS } from "../src/guards/limits.js";
@@ -141,6 +142,7 @@ export async function similarNames(ops: FileOperations, target: FileTarget): Pro
   const max = Math.max(2, Math.floor(wanted.length / 3));
   const scored: { name: string; score: number }[] = [];
   for (const e of entries) {
+    if (isAtomicTempName(e.name)) continue;
     const name = e.name.toLowerCase();
     let score = editDistance(wanted, name, max);
     if (score > max && stem.length >= 3 && (name.includes(stem) || stem.includes(name.replace(/\.[^.]*$/, "")))) score = max;

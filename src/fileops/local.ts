@@ -3,9 +3,9 @@
  * per call, unlike a shell backend. Reads stream in fixed-size chunks and stop once the
  * requested window is filled, so the first lines of a 1 GB file cost a few chunks.
  */
-import { randomBytes } from "node:crypto";
 import type { Stats } from "node:fs";
 import { constants } from "node:fs";
+import { atomicTempName, whileWriting } from "./tempFiles.js";
 import { chmod, lstat, mkdir, open, readdir, readFile, readlink, realpath, rename, stat, unlink, type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { LineIndexBuilder, type LineIndex, type LineStart } from "./lineIndex.js";
@@ -252,23 +252,25 @@ export class LocalFileOperations implements FileOperations {
     const dirsCreated = await this.mkdirp(dir);
     const existing = await this.stat(p);
     const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
-    const temp = path.join(dir, `.${path.basename(p)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+    const temp = path.join(dir, atomicTempName());
     const mode = existing?.type === "file" ? existing.mode : 0o644;
-    const fh = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode);
-    try {
+    await whileWriting(temp, async () => {
+      const fh = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode);
       try {
-        await fh.writeFile(bytes);
-        await fh.sync();
-      } finally {
-        await fh.close();
+        try {
+          await fh.writeFile(bytes);
+          await fh.sync();
+        } finally {
+          await fh.close();
+        }
+        // open() applies the umask; chmod makes the mode exactly the old file's.
+        if (existing?.type === "file") await chmod(temp, existing.mode);
+        await rename(temp, p);
+      } catch (err) {
+        await unlink(temp).catch(() => undefined);
+        throw err;
       }
-      // open() applies the umask; chmod makes the mode exactly the old file's.
-      if (existing?.type === "file") await chmod(temp, existing.mode);
-      await rename(temp, p);
-    } catch (err) {
-      await unlink(temp).catch(() => undefined);
-      throw err;
-    }
+    });
     await this.syncDir(dir);
     return { bytesWritten: bytes.length, dirsCreated };
   }
@@ -287,23 +289,26 @@ export class LocalFileOperations implements FileOperations {
       const target = path.join(held.via, name);
       const existing = await stat(target).catch(() => undefined);
       const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
-      const tempName = `.${name}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
+      const tempName = atomicTempName();
       const temp = path.join(held.via, tempName);
       const mode = existing?.isFile() ? existing.mode & 0o7777 : 0o644;
-      const fh = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0), mode);
-      try {
+      // Registered under its real path: cleanup lists directories by path, not through the held fd.
+      await whileWriting(path.join(path.dirname(p), tempName), async () => {
+        const fh = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0), mode);
         try {
-          await fh.writeFile(bytes);
-          if (existing?.isFile()) await fh.chmod(existing.mode & 0o7777);
-          await fh.sync();
-        } finally {
-          await fh.close();
+          try {
+            await fh.writeFile(bytes);
+            if (existing?.isFile()) await fh.chmod(existing.mode & 0o7777);
+            await fh.sync();
+          } finally {
+            await fh.close();
+          }
+          await rename(temp, target);
+        } catch (err) {
+          await unlink(temp).catch(() => undefined);
+          throw err;
         }
-        await rename(temp, target);
-      } catch (err) {
-        await unlink(temp).catch(() => undefined);
-        throw err;
-      }
+      });
       await held.fh.sync().catch(() => undefined);
       return { bytesWritten: bytes.length, dirsCreated };
     } finally {
