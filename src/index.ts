@@ -31,6 +31,9 @@ export { HtmlConversionPool, sharedHtmlConversionPool, type HtmlConversionPoolOp
 export * from "./web/summarize.js";
 export * from "./web/index.js";
 
+// optional peer dependencies (vendor SDKs, ssh2, @langchain/openai)
+export { MissingPackageError, isInstalled } from "./optional.js";
+
 // middleware and tools (also available as "langgraph-workbench/middleware" and "/tools")
 export * from "../middleware/index.js";
 export * from "../tools/index.js";

@@ -27,6 +27,14 @@ export const BACKEND_ENV = {
   exa: { key: "EXA_API_KEY", baseUrl: "EXA_BASE_URL" },
 } as const;
 
+/** The SDK each vendor runs on: optional peer dependencies, installed by consumers who use that vendor. */
+export const BACKEND_PACKAGE = {
+  firecrawl: "@mendable/firecrawl-js",
+  parallel: "parallel-web",
+  tavily: "@tavily/core",
+  exa: "exa-js",
+} as const;
+
 export type Env = Record<string, string | undefined>;
 
 export interface SelectionInput {
