@@ -9,7 +9,7 @@ import type { EnvironmentOption } from "../src/fileops/environment.js";
 import { ENVIRONMENT_OPTION_MESSAGE, isEnvironmentOption, ThreadEnvironments } from "../src/fileops/threadEnvironment.js";
 import type { FileOperations } from "../src/fileops/types.js";
 import { renderDirectoryTree, treeFingerprint } from "../src/tree.js";
-import { describeChanges, diffListings, entryPath, foldIntoDirectories, isOpaqueKey, parseTreeListing, type TreeListing } from "../src/treeListing.js";
+import { describeChanges, diffListings, entryPath, foldIntoDirectories, isOpaqueKey, parentKey, parseTreeListing, type TreeListing } from "../src/treeListing.js";
 import { Workspace, resolveRootDir } from "../src/workspace.js";
 import { threadIdFromConfig } from "../tools/context.js";
 import { fileGuardStateFields, fileGuardsToolCallStep, type FileGuardsOptions } from "./fileGuards.js";
@@ -187,9 +187,13 @@ export interface TreeView {
   ids: string[];
   /** Characters of those change messages, weighed against a fresh tree. */
   chars: number;
+  /** Directories the last listing showed only in part, newline-separated (`*`: any). */
+  partial: string;
+  /** When that listing was made (epoch ms). */
+  at: number;
 }
 
-const treeViewSchema = z.object({ known: z.string(), ids: z.array(z.string()), chars: z.number() });
+const treeViewSchema = z.object({ known: z.string(), ids: z.array(z.string()), chars: z.number(), partial: z.string(), at: z.number() });
 
 /** The state schema with default sizes. */
 export const fileManagerStateSchema = createFileManagerStateSchema();
@@ -470,7 +474,7 @@ export class FileManagerHooks {
     update._treeMessageId = tree.id;
     const knownNow = knownText(listing.entries);
     // An oversized record is not kept: the next change then sends a full tree.
-    update._treeView = knownNow.length <= MAX_KNOWN_CHARS ? { known: knownNow, ids: [], chars: 0 } : undefined;
+    update._treeView = knownNow.length <= MAX_KNOWN_CHARS ? { known: knownNow, ids: [], chars: 0, partial: listing.partial.join("\n"), at: Date.now() } : undefined;
     return update;
   }
 
@@ -489,24 +493,33 @@ export class FileManagerHooks {
   ): Promise<FileManagerUpdate | undefined> {
     const known = view.known === "" ? [] : view.known.split("\n");
     const { added, missing } = diffListings(known, listing.entries);
-    if (missing.length > MAX_UNLISTED_CHECKS || missing.some(isOpaqueKey)) return undefined;
+    if (missing.length + added.length > MAX_UNLISTED_CHECKS || missing.some(isOpaqueKey)) return undefined;
+    const at = Date.now();
+    const lstat = (key: string) => host.lstat(`${ws.dir}/${entryPath(key)}`);
     // Out of a budgeted listing is not necessarily gone: ask the host about those.
-    const gone = listing.complete
-      ? missing
-      : (await Promise.all(missing.map(async (key) => ((await host.lstat(`${ws.dir}/${entryPath(key)}`)) === null ? key : undefined)))).filter(
-          (k): k is string => k !== undefined,
-        );
+    const gone = listing.complete ? missing : (await Promise.all(missing.map(async (k) => ((await lstat(k)) === null ? k : undefined)))).filter(isString);
+    // Newly listed is not necessarily new when its directory was shown only in part before:
+    // such an entry counts as added only if it was modified since that listing.
+    const knownSet = new Set(known);
+    const partial = new Set(view.partial === "" ? [] : view.partial.split("\n"));
+    const fresh = new Set<string>();
+    const news: string[] = [];
+    for (const key of added) {
+      const parent = parentKey(key);
+      const unsure = partial.has("*") || partial.has(parent) || (parent !== "" && !knownSet.has(parent) && !fresh.has(parent));
+      if (unsure && ((await lstat(key))?.mtimeMs ?? 0) < view.at - CLOCK_SLACK_MS) continue;
+      fresh.add(key);
+      news.push(key);
+    }
     const goneSet = new Set(gone);
     const nextKnown = [...known.filter((k) => !goneSet.has(k)), ...added];
-    const changes = describeChanges(added, foldIntoDirectories(gone), known);
-    const update: FileManagerUpdate = { _treeView: { ...view, known: knownText(nextKnown) } };
-    if (changes.length === 0) return update;
+    const changes = describeChanges(news, foldIntoDirectories(gone), known);
+    const base: TreeView = { ...view, known: knownText(nextKnown), partial: listing.partial.join("\n"), at };
+    if (changes.length === 0) return { _treeView: base };
     const message = buildTreeChangeMessage(changes, { changedAt });
     const chars = view.chars + contentLength(message);
-    if (chars > treeChars || update._treeView!.known.length > MAX_KNOWN_CHARS) return undefined;
-    update.messages = [message];
-    update._treeView = { known: update._treeView!.known, ids: [...view.ids, message.id!], chars };
-    return update;
+    if (chars > treeChars || base.known.length > MAX_KNOWN_CHARS) return undefined;
+    return { messages: [message], _treeView: { ...base, ids: [...view.ids, message.id!], chars } };
   }
 
   private remember(dir: string, entry: TreeCacheEntry): void {
@@ -539,6 +552,9 @@ function threadIdOf(runtime: FileManagerRuntimeView | undefined): string | undef
 
 /** Entries whose absence from a budgeted listing is checked on the host; more → a full tree. */
 const MAX_UNLISTED_CHECKS = 64;
+/** Tolerated clock difference between this process and the host holding the files. */
+const CLOCK_SLACK_MS = 2_000;
+const isString = (v: unknown): v is string => typeof v === "string";
 /** Bound of the known-entries record kept in state; a bigger one → a full tree. */
 const MAX_KNOWN_CHARS = 64_000;
 

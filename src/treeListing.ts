@@ -18,6 +18,11 @@ export interface TreeListing {
    * gone. When false, a missing entry may only be out of the budget.
    */
   complete: boolean;
+  /**
+   * Directories (keys, `""` for the root) with entries the listing does not show; `"*"` alone
+   * when lines were cut by the character budget (then any directory may be partial).
+   */
+  partial: string[];
 }
 
 const CONNECTORS = ["├── ", "└── "];
@@ -28,6 +33,7 @@ export function parseTreeListing(text: string): TreeListing {
   const lines = text.split("\n");
   const entries: string[] = [];
   let complete = !lines[0]!.endsWith("]");
+  const partial: string[] = complete ? [] : [""];
   const parents: string[] = [""];
   for (let i = 1; i < lines.length; i++) {
     const line = lines[i]!;
@@ -37,23 +43,28 @@ export function parseTreeListing(text: string): TreeListing {
     const label = line.slice(at + 4);
     if (label.startsWith("… ")) {
       complete = false;
+      if (/ not shown \(character budget\)$/.test(label)) partial.unshift("*");
+      else partial.push(parents[depth] ?? "");
       continue;
     }
     const parent = parents[depth] ?? "";
     let name = label;
-    const partial = DIR_SUFFIX.exec(label);
-    if (partial) {
+    let partialDir = false;
+    const suffix = DIR_SUFFIX.exec(label);
+    if (suffix) {
       complete = false;
-      name = partial[1]!;
+      name = suffix[1]!;
+      partialDir = true;
     }
     const key = parent + name;
     entries.push(key);
+    if (partialDir) partial.push(key);
     if (name.endsWith("/")) {
       parents[depth + 1] = key;
       parents.length = depth + 2;
     }
   }
-  return { entries, complete };
+  return { entries, complete, partial: partial[0] === "*" ? ["*"] : partial };
 }
 
 function connectorAt(line: string): number {
@@ -104,26 +115,30 @@ function hasAncestorIn(key: string, dirs: Set<string>): boolean {
 export type TreeChange = { kind: "added"; key: string } | { kind: "removed"; key: string } | { kind: "renamed"; from: string; to: string };
 
 /**
- * Pairs removed and added entries of the same kind into renames: same name in another directory
- * (a move), or the only removal and the only addition of that kind in one directory. Entries
- * under a renamed directory that kept their relative path are folded into the rename.
+ * Pairs removed and added entries into renames where the evidence is clear: a directory whose
+ * known children all reappear under one added directory; an entry that kept its name in another
+ * directory (a move) and is the only one of that name; or, when a step made exactly one removal
+ * and one addition of the same kind in one directory, that pair. Anything else stays `−`/`+`
+ * (a delete and a create in one step must not read as a rename). Entries under a renamed
+ * directory that kept their relative path are folded into the rename.
  */
 export function describeChanges(added: readonly string[], removed: readonly string[], knownBefore: readonly string[]): TreeChange[] {
   const addedLeft = new Set(added);
   const renames: { from: string; to: string }[] = [];
   const removedLeft: string[] = [];
+  const single = removed.length === 1 && added.length === 1;
   for (const from of removed) {
-    const to = renameTarget(from, removed, [...addedLeft]);
-    if (to === undefined) {
+    const to = from.endsWith("/") ? directoryTarget(from, [...addedLeft], knownBefore) : undefined;
+    const target = to ?? entryTarget(from, removed, [...addedLeft], single);
+    if (target === undefined) {
       removedLeft.push(from);
       continue;
     }
-    addedLeft.delete(to);
-    renames.push({ from, to });
+    addedLeft.delete(target);
+    renames.push({ from, to: target });
     if (from.endsWith("/")) {
-      // Children that moved with the directory are not news.
       for (const child of knownBefore) {
-        if (child.startsWith(from) && child !== from) addedLeft.delete(to + child.slice(from.length));
+        if (child.startsWith(from) && child !== from) addedLeft.delete(target + child.slice(from.length));
       }
     }
   }
@@ -144,19 +159,27 @@ function parentOf(key: string): string {
   return i === -1 ? "" : p.slice(0, i + 1);
 }
 
+/** The directory key an entry key sits in (`""` for the root). */
+export { parentOf as parentKey };
+
 function baseOf(key: string): string {
   const p = entryPath(key);
   return p.slice(p.lastIndexOf("/") + 1);
 }
 
-function renameTarget(from: string, removed: readonly string[], added: readonly string[]): string | undefined {
+function directoryTarget(from: string, added: readonly string[], knownBefore: readonly string[]): string | undefined {
+  const children = knownBefore.filter((k) => k.startsWith(from) && k !== from).map((k) => k.slice(from.length));
+  if (children.length === 0) return undefined;
+  const addedSet = new Set(added);
+  const fits = added.filter((a) => a.endsWith("/") && children.every((c) => addedSet.has(a + c)));
+  return fits.length === 1 ? fits[0] : undefined;
+}
+
+function entryTarget(from: string, removed: readonly string[], added: readonly string[], single: boolean): string | undefined {
   const kind = kindOf(from);
   const sameKind = added.filter((a) => kindOf(a) === kind);
   const moved = sameKind.filter((a) => baseOf(a) === baseOf(from) && parentOf(a) !== parentOf(from));
   if (moved.length === 1 && removed.filter((r) => kindOf(r) === kind && baseOf(r) === baseOf(from)).length === 1) return moved[0];
-  const parent = parentOf(from);
-  const here = sameKind.filter((a) => parentOf(a) === parent);
-  const goneHere = removed.filter((r) => kindOf(r) === kind && parentOf(r) === parent);
-  if (here.length === 1 && goneHere.length === 1) return here[0];
+  if (single && sameKind.length === 1 && parentOf(sameKind[0]!) === parentOf(from)) return sameKind[0];
   return undefined;
 }
