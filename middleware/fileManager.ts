@@ -314,6 +314,7 @@ export class FileManagerHooks {
     const threadId = threadIdOf(runtime);
     try {
       const ws = this.workspaceFor(threadId);
+      if (this.provenUnchanged(state, ws)) return undefined;
       const host = await this.hostFor(ws);
       await ws.ensure(host);
       const tracker = this.trackerFor(ws, host);
@@ -390,6 +391,18 @@ export class FileManagerHooks {
   private trackerFor(ws: Workspace, host: FileOperations | undefined): ChangeTracker | undefined {
     if (this.closed) return undefined;
     return this.pool.get(ws.dir, host);
+  }
+
+  /**
+   * The steady state without a single await: a live tracker already serving this directory
+   * has not moved since the render the model was shown. Otherwise the full check below runs.
+   */
+  private provenUnchanged(state: FileManagerStateView, ws: Workspace): boolean {
+    const seen = state._treeFingerprint;
+    const cached = this.treeCache.get(ws.dir);
+    if (seen === undefined || state._treeDirty || this.closed || cached === undefined || cached.fingerprint !== seen || !this.pool.has(ws.dir)) return false;
+    const tracker = this.pool.get(ws.dir);
+    return tracker === cached.tracker && tracker.live && cached.generation === tracker.generation && !this.treeGone(state);
   }
 
   /** The last full tree, or a change message since, is no longer in the history. */
