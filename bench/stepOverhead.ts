@@ -63,5 +63,6 @@ export async function stepOverhead(rootDir: string, thread: string, opts: { roun
   } finally {
     await fm.close();
   }
-  return { ours: median([...ours]), floor: median([...floor]), above: median(ours.map((o, i) => o - floor[i]!)), rounds: opts.rounds };
+  const diffs = ours.map((o, i) => o - floor[i]!).sort((a, b) => a - b);
+  return { ours: median([...ours]), floor: median([...floor]), above: median([...diffs]), min: diffs[0]!, max: diffs.at(-1)!, rounds: opts.rounds };
 }

@@ -205,7 +205,7 @@ export async function run(_opts: { quick: boolean }): Promise<string> {
       "`total`: tokens of every request summed (o200k_base, messages only). `uncached`: for each call the",
       "tokens after the longest message prefix shared with the previous call (what a provider's prefix",
       "cache bills in full). `breaks`: calls whose request edited or removed an earlier message;",
-      "`re-billed`: the uncached tokens those breaks added beyond the new messages.",
+      "`re-billed`: tokens of messages the previous request already had, sent again uncached after a break.",
       "Anchor: a seed-style middleware (newest-mtime walk, whole tree appended whenever it grew).",
       "",
       "| set-up | calls | total | uncached | breaks | re-billed | anchor ÷ total |",
