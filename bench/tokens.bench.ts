@@ -22,7 +22,7 @@ import { createAgent, createMiddleware } from "langchain";
 import { z } from "zod";
 import { createFileManagerMiddleware } from "../middleware/fileManager.js";
 import { renderDirectoryTree } from "../src/tree.js";
-import { workspaceFromConfig } from "../tools/context.js";
+import { workspaceFromConfig } from "../src/context/thread.js";
 import { createFileTools } from "../tools/files.js";
 import { fmt, seedStyleNewestMtime } from "./fixtures.js";
 

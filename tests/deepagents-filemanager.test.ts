@@ -13,7 +13,7 @@ import { createDeepAgent, FilesystemBackend, type BackendRuntime } from "deepage
 import { createFileManagerMiddleware, type FileManagerMiddleware } from "../middleware/fileManager.js";
 import { isWorkspaceTreeMessage } from "../middleware/treeMessage.js";
 import { WorkbenchBackend } from "../src/deepagents/backend.js";
-import { workspaceFromConfig } from "../tools/context.js";
+import { workspaceFromConfig } from "../src/context/thread.js";
 import { workspaceView } from "./helpers/agentHarness.js";
 
 let root = "";

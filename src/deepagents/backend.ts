@@ -39,8 +39,8 @@ import { withPathLock } from "../fileops/lock.js";
 import { OpenRefusedError, type FileOperations, type OpenGuard } from "../fileops/types.js";
 import { dropHardLinkedResults, verifyReportedLines } from "../search/refused.js";
 import { resolveRootDir, Workspace, WorkspacePathError } from "../workspace.js";
-import { threadIdFromConfig } from "../../tools/context.js";
-import { commandEnvironmentForThread, DEFAULT_COMMAND_TIMEOUT_SECONDS, DEFAULT_MAX_OUTPUT_CHARS, prepareCommandSandbox, runAgentCommand, type CommandSandboxOptions } from "../../tools/shell.js";
+import { threadIdFromConfig } from "../context/thread.js";
+import { commandEnvironmentForThread, DEFAULT_COMMAND_TIMEOUT_SECONDS, DEFAULT_MAX_OUTPUT_CHARS, prepareCommandSandbox, runAgentCommand, type CommandSandboxOptions } from "../fileops/command.js";
 import { GlobLimitError, globMatcher } from "./glob.js";
 
 /** Options of {@link WorkbenchBackend}. */
