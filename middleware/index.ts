@@ -10,8 +10,9 @@ export {
   type FileManagerOptions,
   type FileManagerErrorContext,
   type FileManagerStateView,
+  type TreeView,
 } from "./fileManager.js";
-export { isWorkspaceTreeMessage, buildTreeMessage, WORKSPACE_TREE_MARKER } from "./treeMessage.js";
+export { isWorkspaceTreeMessage, isWorkspaceChangeMessage, buildTreeMessage, buildTreeChangeMessage, WORKSPACE_TREE_MARKER, WORKSPACE_CHANGES_KIND } from "./treeMessage.js";
 export {
   composeToolCallSteps,
   catchToolErrorsStep,

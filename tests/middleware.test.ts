@@ -72,7 +72,7 @@ describe("tree injection", () => {
     assert.equal(treeMessages(seen(quiet.model, 0)).length, 0);
   });
 
-  it("re-sends the tree at the very next model call after a tool creates, deletes or renames (no waiting)", async () => {
+  it("replace mode: re-sends the tree at the very next model call after a tool creates, deletes or renames (no waiting)", async () => {
     await mkdir(path.join(root, "moves"), { recursive: true });
     await writeFile(path.join(root, "moves", "keep.txt"), "x");
     await writeFile(path.join(root, "moves", "old.txt"), "x");
@@ -84,7 +84,7 @@ describe("tree injection", () => {
         "done",
       ],
       tools: workspaceTools(root),
-      middleware: [fileManager()],
+      middleware: [fileManager({ tree: { mode: "replace" } })],
     });
     const out = await run(agent, "moves");
     assert.match(lastTree(seen(model, 1)), /new\.txt/, "create seen at the next call");
@@ -114,11 +114,11 @@ describe("tree injection", () => {
     assert.equal(ids[0], ids[1], "same single tree message before and after the edit");
   });
 
-  it("keeps every tree with keepOnlyLatestTree: false", async () => {
+  it("replace mode keeps every tree with keepOnlyLatestTree: false", async () => {
     const { agent } = await makeAgent({
       script: [[{ name: "create_file", args: { path: "a" }, id: "c1" }], [{ name: "create_file", args: { path: "b" }, id: "c2" }], "done"],
       tools: workspaceTools(root),
-      middleware: [fileManager({ keepOnlyLatestTree: false })],
+      middleware: [fileManager({ tree: { mode: "replace" }, keepOnlyLatestTree: false })],
     });
     const out = await run(agent, "keep-all");
     assert.equal(treeMessages(out.messages).length, 2);
@@ -137,7 +137,8 @@ describe("tree injection", () => {
     await writeFile(path.join(root, "ext", "outside.txt"), "x");
     const out = await run(agent, "ext");
     assert.match(lastTree(seen(model, 1)), /outside\.txt/);
-    assert.equal(treeMessages(out.messages).length, 1);
+    // Append mode: the new listing is added after the first one, which stays.
+    assert.equal(treeMessages(out.messages).length, 2);
   });
 
   it("keeps two threads in two directories with no cross-talk", async () => {
