@@ -326,14 +326,22 @@ interface ExtractDeps {
 
 type Verdict = { ok: true; warning?: string } | { ok: false; error: string; blocked_by_policy?: PolicyBlock };
 
-/** URL safety, then the website policy. Never throws. */
-async function vet(url: string, deps: ExtractDeps): Promise<Verdict> {
+/**
+ * robots.txt is checked when this process fetches the page (the keyless `fetch` backend), or for
+ * every backend when the policy says `robotsForVendors`.
+ */
+function checksRobots(backend: WebBackend, policy: WebsitePolicy): boolean {
+  return backend.name === "fetch" || policy.robotsForVendors;
+}
+
+/** URL safety, then the website policy (robots.txt only when `robots`). Never throws. */
+async function vet(url: string, deps: ExtractDeps, robots: boolean): Promise<Verdict> {
   try {
     const safety = await checkUrlSafety(url, deps.urlSafety);
     if (!safety.safe) {
       return { ok: false, error: `URL refused: ${safety.reason ?? "not a public http(s) address"}. Only public http(s) URLs can be read.` };
     }
-    const decision = await deps.policy.check(url);
+    const decision = await deps.policy.check(url, { robots });
     if (!decision.allowed) {
       const b = decision.blocked_by_policy;
       return {
@@ -367,6 +375,7 @@ async function runExtract(
   }
   if ("error" in slot) return { output: { success: false, error: slot.error }, records: [] };
   const { backend } = slot;
+  const robots = checksRobots(backend, deps.policy);
   const total = urls.length;
   let done = 0;
   const progress = (url: string, stage: WebProgressEvent["stage"]) =>
@@ -379,7 +388,7 @@ async function runExtract(
   const verdicts = await Promise.all(
     urls.map(async (url) => {
       progress(url, "checking");
-      const verdict = await vet(url, deps);
+      const verdict = await vet(url, deps, robots);
       if (!verdict.ok) finish(url, "blocked");
       return verdict;
     }),
@@ -409,7 +418,7 @@ async function runExtract(
         return { result, raw: 0 };
       }
       const page = pages[next++] ?? { url, title: "", content: "", error: `${backend.name} returned no result for this URL` };
-      const result = await finishPage(url, page, verdict.warning, wantSummary, input.summarize === true, deps, ctx.signal, (stage) =>
+      const result = await finishPage(url, page, verdict.warning, wantSummary, input.summarize === true, deps, ctx.signal, robots, (stage) =>
         progress(url, stage),
       );
       finish(url, result.result.error ? "failed" : "done");
@@ -438,13 +447,14 @@ async function finishPage(
   askedForSummary: boolean,
   deps: ExtractDeps,
   signal: AbortSignal | undefined,
+  robots: boolean,
   progress: (stage: "summarizing") => void,
 ): Promise<{ result: WebExtractToolResult; raw: number }> {
   const title = page.title ?? "";
   if (page.error) return { result: { url, title, content: "", error: page.error, ...(warning ? { warning } : {}) }, raw: 0 };
 
   if (page.finalUrl && urlKey(page.finalUrl) !== urlKey(url)) {
-    const verdict = await vet(page.finalUrl, deps);
+    const verdict = await vet(page.finalUrl, deps, robots);
     if (!verdict.ok) {
       const result: WebExtractToolResult = { url, title: "", content: "", error: `redirected to ${page.finalUrl}, which is refused: ${verdict.error}` };
       if (verdict.blocked_by_policy) result.blocked_by_policy = verdict.blocked_by_policy;
