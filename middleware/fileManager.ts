@@ -10,6 +10,7 @@ import { ENVIRONMENT_OPTION_MESSAGE, isEnvironmentOption, ThreadEnvironments } f
 import type { FileOperations } from "../src/fileops/types.js";
 import { renderDirectoryTree, treeFingerprint } from "../src/tree.js";
 import { Workspace, resolveRootDir } from "../src/workspace.js";
+import { assertUsableRootDir, rootDirIsLocal } from "../src/fileops/rootDir.js";
 import { threadIdFromConfig } from "../src/context/thread.js";
 import { fileGuardStateFields, fileGuardsToolCallStep, type FileGuardsOptions } from "./fileGuards.js";
 import {
@@ -210,6 +211,7 @@ export class FileManagerHooks {
     }
     this.options = options ?? {};
     this.rootDir = resolveRootDir(this.options.rootDir);
+    assertUsableRootDir(this.rootDir, { local: rootDirIsLocal(this.options) });
     this.environments = new ThreadEnvironments({ environment: this.options.environment, fileOps: this.options.fileOps });
     this.pool = new TrackerPool({ ...this.options.tracker, onError: (err, ctx) => this.report(err, "beforeAgent", path.basename(ctx.dir)) });
     this.cacheCap = Math.max(this.pool.maxLive, 16);

@@ -16,14 +16,8 @@ export {
   type RunShellCommandOptions,
   type ShellCommandResult,
 } from "../src/fileops/command.js";
-export {
-  workspaceFromConfig,
-  threadIdFromConfig,
-  markWorkbenchTool,
-  isWorkbenchTool,
-  WORKBENCH_TOOL_METADATA_KEY,
-  type ThreadConfigLike,
-} from "../src/context/thread.js";
+export { workspaceFromConfig, threadIdFromConfig, type ThreadConfigLike } from "../src/context/thread.js";
+export { markWorkbenchTool, isWorkbenchTool, WORKBENCH_TOOL_METADATA_KEY } from "./toolResult.js";
 export {};
 export { createWebTools, type WebToolsOptions, type WebExtractToolResult, type WebProgressEvent, type SummaryTuning } from "./web.js";
 // search_files
