@@ -135,7 +135,7 @@ const optionsSchema = z.object({
 });
 
 /**
- * State kept per thread. Public keys mirror the seed (`start_work_time`, `file_update_time`);
+ * State kept per thread. Public keys: `startWorkTime`, `fileUpdateTime`;
  * `_` keys are private (checkpointed, hidden from the agent's input and output). Includes the
  * file guards' private fields (sized by `guardEntries`).
  */
@@ -143,7 +143,7 @@ export function createFileManagerStateSchema(guardEntries?: number) {
   return new StateSchema({
     /** When the current run started (epoch ms). */
     startWorkTime: z.number().optional(),
-    /** Newest known change to the workspace (epoch ms), as the seed's `file_update_time`. */
+    /** Newest known change to the workspace (epoch ms). */
     fileUpdateTime: z.number().optional(),
     /** Fingerprint of the tree the model last saw (or was deliberately not shown). */
     _treeFingerprint: z.string().optional(),

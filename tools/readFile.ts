@@ -1,5 +1,5 @@
 /**
- * read_file: a window of a text file as `N|text` lines, behind the guards of the issue, in
+ * read_file: a window of a text file as `N|text` lines, behind the read guards, in
  * order: device paths → non-regular files → binary (extension, then content sniff) →
  * credential files → (dedup, in middleware/fileGuards.ts) → size cap → secret redaction.
  *
