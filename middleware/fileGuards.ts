@@ -97,8 +97,8 @@ const loopSchema = z.object({ signature: z.string(), count: z.number(), mtimeMs:
 
 /**
  * The private state fields of the file guards, for a middleware's `StateSchema` (the
- * FileManager middleware spreads them into its own). Keys start with `_`: kept in state and
- * checkpoints, hidden from the agent's input and output.
+ * FileManager middleware spreads them into its own). Keys start with `_`: never sent to the
+ * model, but checkpointed and visible to the application like any graph state.
  */
 export function fileGuardStateFields(maxEntries = DEFAULT_MAX_ENTRIES) {
   if (!Number.isInteger(maxEntries) || maxEntries < 1) throw new TypeError(`maxEntries must be a positive integer (got ${String(maxEntries)})`);

@@ -135,9 +135,10 @@ const optionsSchema = z.object({
 });
 
 /**
- * State kept per thread. Public keys: `startWorkTime`, `fileUpdateTime`;
- * `_` keys are private (checkpointed, hidden from the agent's input and output). Includes the
- * file guards' private fields (sized by `guardEntries`).
+ * State kept per thread: `startWorkTime` and `fileUpdateTime` (epoch ms), and private `_` keys.
+ * Private keys are never sent to the model, but they are ordinary graph state: checkpointed, and
+ * visible to the application in `getState()`, `streamMode: "updates"`/`"values"` and a LangGraph
+ * server's run responses. Includes the file guards' private fields (sized by `guardEntries`).
  */
 export function createFileManagerStateSchema(guardEntries?: number) {
   return new StateSchema({
