@@ -18,6 +18,7 @@ import { createFileTools } from "../tools/files.js";
 import type { FileToolOptions } from "../tools/fileToolSupport.js";
 import { createWebTools, type WebToolsOptions } from "../tools/web.js";
 import type { EnvironmentOption } from "./fileops/environment.js";
+import { HtmlConversionPool } from "./web/htmlWorkerPool.js";
 import { ENVIRONMENT_OPTION_MESSAGE, environmentBehind, isEnvironmentOption } from "./fileops/threadEnvironment.js";
 import type { FileOperations } from "./fileops/types.js";
 import { resolveRootDir, Workspace } from "./workspace.js";
@@ -72,7 +73,7 @@ export interface Workbench {
   readonly rootDir: string;
   /** The workspace of a thread (no I/O until used). */
   workspace(threadId?: string): Workspace;
-  /** Stops file watchers so the process can exit. Idempotent. */
+  /** Stops file watchers and the HTML conversion workers this workbench started. Idempotent. */
   close(): Promise<void>;
 }
 
@@ -114,13 +115,21 @@ export function createWorkbench(options: WorkbenchOptions = {}): Workbench {
       }),
     );
   }
-  if (opts.webTools !== false) tools.push(...createWebTools(opts.webTools ?? {}));
+  // The keyless fetch backend's HTML worker pool belongs to this workbench and stops with close().
+  const webTools = opts.webTools === false ? undefined : (opts.webTools ?? {});
+  const htmlPool = webTools && !webTools.backends?.fetch?.htmlPool ? new HtmlConversionPool() : undefined;
+  if (webTools) {
+    const fetch = { ...webTools.backends?.fetch, ...(htmlPool ? { htmlPool } : {}) };
+    tools.push(...createWebTools({ ...webTools, backends: { ...webTools.backends, fetch } }));
+  }
   return {
     middleware: [fileManager],
     tools,
     fileManager,
     rootDir,
     workspace: (threadId?: string) => Workspace.forThread(rootDir, threadId),
-    close: () => fileManager.close(),
+    close: async () => {
+      await Promise.all([fileManager.close(), htmlPool?.close()]);
+    },
   };
 }
