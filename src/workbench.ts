@@ -55,8 +55,9 @@ export interface WorkbenchOptions {
   basicTools?: Omit<BasicToolsOptions, "rootDir" | "enableShell"> | false;
   /**
    * Web tools (`web_search`, `web_extract`) options, or `false` to leave them out. Default on:
-   * without API keys `web_search` answers with how to configure a backend and `web_extract`
-   * uses the keyless, SSRF-guarded fetch backend.
+   * without a search backend configured, `web_search` is left out (one warning at build time)
+   * and `web_extract` uses the keyless, SSRF-guarded fetch backend. A backend named explicitly
+   * without its key throws here.
    */
   webTools?: WebToolsOptions | false;
 }
