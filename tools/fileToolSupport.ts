@@ -16,6 +16,7 @@ import { ENVIRONMENT_OPTION_MESSAGE, isEnvironmentOption, ThreadEnvironments } f
 import { OpenRefusedError, type FileOperations, type OpenGuard } from "../src/fileops/types.js";
 import { accessOpenGuard, contentAccessReason, type AccessPolicy } from "../src/guards/access.js";
 import type { CredentialPattern } from "../src/guards/credentials.js";
+import { LIMITS } from "../src/guards/limits.js";
 import { writeTargetReason } from "../src/guards/writeTargets.js";
 import { resolveRootDir, Workspace, WorkspacePathError } from "../src/workspace.js";
 import { assertUsableRootDir, rootDirIsLocal } from "../src/fileops/rootDir.js";
@@ -46,6 +47,14 @@ export interface FileToolOptions {
   environment?: EnvironmentOption;
   /** Largest read_file answer in characters (default 100,000); larger windows get guidance instead. */
   maxReadChars?: number;
+  /** Largest PNG/JPEG/GIF/WebP file read_file shows the model as an image block, in bytes (default 5 MiB). */
+  maxImageBytes?: number;
+  /**
+   * Show images to the model as image blocks (default `true`). Turn it off for a model or
+   * provider API that takes no images in tool results (OpenAI Chat Completions): images are then
+   * refused with guidance.
+   */
+  readImages?: boolean;
   /** Extra credential-file patterns (globs on the base name, or RegExps on the path). */
   credentialPatterns?: CredentialPattern[];
   /** Mask secrets in read_file output (default `true`). */
@@ -74,6 +83,8 @@ export interface ResolvedFileToolOptions {
   /** Resolves each thread's environment and file access. */
   environments: ThreadEnvironments;
   maxReadChars: number;
+  /** 0 when images are turned off (`readImages: false`). */
+  maxImageBytes: number;
   credentialPatterns: CredentialPattern[];
   redactSecrets: boolean;
   countLinesInlineMaxBytes: number;
@@ -102,6 +113,7 @@ export function resolveFileToolOptions(options: FileToolOptions = {}): ResolvedF
   }
   if (options.confine !== undefined && typeof options.confine !== "boolean") throw new TypeError("confine must be a boolean");
   assertUsableRootDir(resolveRootDir(options.rootDir), { local: rootDirIsLocal(options) });
+  if (options.readImages !== undefined && typeof options.readImages !== "boolean") throw new TypeError("readImages must be a boolean");
   assertFileOperations(options.fileOps, FILE_TOOL_METHODS);
   if (options.environment !== undefined && !isEnvironmentOption(options.environment)) throw new TypeError(ENVIRONMENT_OPTION_MESSAGE);
   const environments = new ThreadEnvironments({ environment: options.environment, fileOps: options.fileOps });
@@ -117,6 +129,7 @@ export function resolveFileToolOptions(options: FileToolOptions = {}): ResolvedF
     fileOps: environments.fixedFileOps ?? sharedLocalOps,
     environments,
     maxReadChars: positiveInt("maxReadChars", options.maxReadChars, 100_000),
+    maxImageBytes: options.readImages === false ? 0 : positiveInt("maxImageBytes", options.maxImageBytes, LIMITS.imageMaxBytes),
     credentialPatterns: options.credentialPatterns ?? [],
     redactSecrets: options.redactSecrets ?? true,
     countLinesInlineMaxBytes: positiveInt("countLinesInlineMaxBytes", options.countLinesInlineMaxBytes, 32 * 1024 * 1024),
@@ -240,9 +253,21 @@ export async function assertWritableTarget(target: FileTarget, opts: ResolvedFil
   if (reason) throw new FileToolError(reason.replace(target.systemPath, target.display));
 }
 
-/** A file tool's answer: its JSON payload, in the one tool answer shape ({@link toolAnswer}). */
-export function fileToolResult(toolName: string, config: unknown, payload: Record<string, unknown>, isError = false): string | ToolMessage {
-  return toolAnswer(toolName, config, JSON.stringify(payload), isError);
+/**
+ * A file tool's answer: its JSON payload in the one tool answer shape ({@link toolAnswer}); a
+ * successful answer with media (an image block) is the JSON text block followed by the blocks.
+ */
+export function fileToolResult(
+  toolName: string,
+  config: unknown,
+  payload: Record<string, unknown>,
+  isError = false,
+  blocks: readonly Record<string, unknown>[] = [],
+): string | ToolMessage | Record<string, unknown>[] {
+  const content = JSON.stringify(payload);
+  // Media (an image block) follows the JSON text block; the model sees both.
+  if (!isError && blocks.length > 0) return [{ type: "text", text: content }, ...blocks];
+  return toolAnswer(toolName, config, content, isError);
 }
 
 /** Turns anything thrown into a guiding error payload, with system paths rewritten to agent paths. */
@@ -265,6 +290,8 @@ export function errorPayload(err: unknown, ws: Workspace | undefined, display?: 
 export interface FileToolOutcome {
   payload: Record<string, unknown>;
   isError: boolean;
+  /** Content blocks after the JSON (e.g. an image block), on success only. */
+  blocks?: Record<string, unknown>[];
 }
 
 /**
@@ -287,7 +314,7 @@ export function defineFileTool<S extends z.ZodObject>(spec: {
         // e.g. the thread's environment could not be prepared: an answer, never a crash.
         outcome = { payload: errorPayload(err, undefined), isError: true };
       }
-      return fileToolResult(spec.name, config, outcome.payload, outcome.isError);
+      return fileToolResult(spec.name, config, outcome.payload, outcome.isError, outcome.blocks);
     },
     { name: spec.name, description: spec.description, schema: spec.schema },
   );
