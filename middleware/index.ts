@@ -26,7 +26,7 @@ export {
   type ToolCallNext,
   type ToolCallStep,
 } from "./toolCallSteps.js";
-export { mapContentText, mapMessageText, mapToolResultText, toolErrorMessage, withStateUpdate, type ToolCallResult } from "./toolResults.js";
+export { mapContentText, mapMessageStrings, mapMessageText, mapToolResultStrings, mapToolResultText, toolErrorMessage, withStateUpdate, type ToolCallResult } from "./toolResults.js";
 
 // stateful file guards (read dedup, staleness, loop detection)
 export {

@@ -27,3 +27,6 @@ export { WorkbenchBackend, type WorkbenchBackendOptions, type WorkbenchExecuteOp
 export { isDangerousCommand } from "../tools/dangerousCommands.js";
 export { redactSecrets } from "./guards/redact.js";
 export { checkUrlSafety, type UrlSafetyOptions } from "./guards/url.js";
+
+// optional peer dependencies (vendor SDKs, ssh2, @langchain/openai): what a missing one throws
+export { MissingPackageError, isInstalled } from "./optional.js";

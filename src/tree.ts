@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Dirent } from "node:fs";
 import { readdir, readFile, readlink } from "node:fs/promises";
+import { isAtomicTempName, removeStaleTempFiles } from "./fileops/tempFiles.js";
 import path from "node:path";
 import ignore, { type Ignore } from "ignore";
 import pLimit from "p-limit";
@@ -84,6 +85,8 @@ interface TreeSource {
   readText(file: string): Promise<string>;
   /** Where the link at `linkPath` points, in the coordinates of `rootAbs`; `undefined` when unreadable. */
   linkTarget(linkPath: string, rootAbs: string): Promise<string | undefined>;
+  /** Removes the stale atomic-write temp files among `names` in `dir` (never throws). */
+  sweep(dir: string, names: string[]): Promise<unknown>;
 }
 
 /** The part of a `Dirent` the render uses (native Dirents are used as they are). */
@@ -100,6 +103,7 @@ const LOCAL_SOURCE: TreeSource = {
       return undefined;
     }
   },
+  sweep: (dir, names) => removeStaleTempFiles(dir, names),
 };
 
 /**
@@ -118,6 +122,9 @@ function sourceOver(ops: FileOperations): TreeSource {
       }));
     },
     readText: (file) => ops.readText(file),
+    sweep: async (dir, names) => {
+      if (typeof ops.lstat === "function" && typeof ops.remove === "function") await removeStaleTempFiles(dir, names, { ops });
+    },
     async linkTarget(linkPath, rootAbs) {
       try {
         realRoot ??= ops.realpath(rootAbs).catch(() => rootAbs);
@@ -238,8 +245,14 @@ async function listDir(node: DirNode, opts: Resolved): Promise<void> {
     if (rules) node.rules = [...node.rules, { base: node.rel, ig: rules }];
   }
   const entries: Entry[] = [];
+  const temps: string[] = [];
   for (const d of dirents) {
     if (opts.defaultNames.has(d.name)) continue;
+    // Temp files of atomic writes are never shown; the ones a killed writer left are removed.
+    if (isAtomicTempName(d.name)) {
+      if (!d.isDirectory()) temps.push(d.name);
+      continue;
+    }
     const kind: Kind = d.isDirectory() ? "dir" : d.isSymbolicLink() ? "link" : "file";
     if (opts.extra || node.rules.length > 0) {
       const rel = node.rel === "" ? d.name : `${node.rel}/${d.name}`;
@@ -249,6 +262,7 @@ async function listDir(node: DirNode, opts: Resolved): Promise<void> {
     entries.push({ name: d.name, kind });
   }
   node.entries = entries;
+  if (temps.length > 0) await opts.source.sweep(node.abs, temps);
 }
 
 async function readGitignore(file: string, source: TreeSource): Promise<Ignore | undefined> {

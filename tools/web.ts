@@ -7,6 +7,7 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { tool, type StructuredTool } from "@langchain/core/tools";
 import { z } from "zod";
+import { requireInstalled } from "../src/optional.js";
 import { WebsitePolicy, type PolicyBlock } from "../src/guards/policy.js";
 import { createWebsitePolicy, type WebPolicyOptions } from "../src/web/robots.js";
 import { checkUrlSafety, type UrlSafetyOptions } from "../src/guards/url.js";
@@ -17,6 +18,7 @@ import { scrubSecrets } from "../src/web/retry.js";
 import type { ToolMessage } from "@langchain/core/messages";
 import { markWorkbenchTool, toolAnswer } from "./toolResult.js";
 import {
+  BACKEND_PACKAGE,
   buildBackend,
   configuredSecrets,
   selectBackend,
@@ -158,6 +160,19 @@ function resolveWebSetup(options: WebToolsOptions): WebSetup {
   const env: Env = options.env ?? process.env;
   const config = options.backends ?? {};
   const secrets = configuredSecrets(config, env);
+  // Optional peers: a configured feature whose package is missing is the operator's error, raised here.
+  if (options.summarizer === undefined && env.WORKBENCH_SUMMARY_MODEL?.trim()) {
+    requireInstalled("@langchain/openai", "WORKBENCH_SUMMARY_MODEL (the summariser from the environment)");
+  }
+  for (const [task, choice] of [
+    ["search", options.searchBackend],
+    ["extract", options.extractBackend],
+  ] as const) {
+    const selected = typeof choice === "object" || choice === false ? undefined : selectBackend(task, { configured: choice, env });
+    if (selected && "name" in selected && selected.name !== "fetch") {
+      requireInstalled(BACKEND_PACKAGE[selected.name], `The ${selected.name} web backend (${selected.reason})`);
+    }
+  }
   const urlSafety: UrlSafetyOptions = {
     ...options.urlSafety,
     allowPrivate: options.urlSafety?.allowPrivate ?? env.WORKBENCH_ALLOW_PRIVATE_URLS?.trim().toLowerCase() === "true",

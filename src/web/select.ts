@@ -22,6 +22,14 @@ export const BACKEND_ENV = Object.fromEntries(VENDOR_TABLE.map((r) => [r.name, {
   { key: string; baseUrl: string }
 >;
 
+/** The SDK each vendor runs on: optional peer dependencies, installed by consumers who use that vendor. */
+export const BACKEND_PACKAGE = {
+  firecrawl: "@mendable/firecrawl-js",
+  parallel: "parallel-web",
+  tavily: "@tavily/core",
+  exa: "exa-js",
+} as const;
+
 export type Env = Record<string, string | undefined>;
 
 export interface SelectionInput {
