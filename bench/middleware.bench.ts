@@ -3,7 +3,7 @@
  * - steady state (nothing changed, tracker live): the check every model call pays after a
  *   read-only tool — target ≤ 1 ms median at 100k files;
  * - a forced check (after a tool that may have changed files): render + fingerprint;
- * anchored on the seed's check, a full walk stat-ing every file for the newest mtime.
+ * anchored on a full walk stat-ing every file for the newest mtime.
  */
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { FileManagerHooks, type FileManagerStateView } from "../middleware/fileManager.js";

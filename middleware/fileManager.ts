@@ -11,6 +11,7 @@ import type { FileOperations } from "../src/fileops/types.js";
 import { renderDirectoryTree, treeFingerprint } from "../src/tree.js";
 import { describeChanges, diffListings, entryPath, foldIntoDirectories, isOpaqueKey, parentKey, parseTreeListing, type TreeListing } from "../src/treeListing.js";
 import { Workspace, resolveRootDir } from "../src/workspace.js";
+import { assertUsableRootDir, rootDirIsLocal } from "../src/fileops/rootDir.js";
 import { threadIdFromConfig } from "../src/context/thread.js";
 import { fileGuardStateFields, fileGuardsToolCallStep, type FileGuardsOptions } from "./fileGuards.js";
 import {
@@ -252,6 +253,7 @@ export class FileManagerHooks {
     }
     this.options = options ?? {};
     this.rootDir = resolveRootDir(this.options.rootDir);
+    assertUsableRootDir(this.rootDir, { local: rootDirIsLocal(this.options) });
     this.environments = new ThreadEnvironments({ environment: this.options.environment, fileOps: this.options.fileOps });
     this.pool = new TrackerPool({ ...this.options.tracker, onError: (err, ctx) => this.report(err, "beforeAgent", path.basename(ctx.dir)) });
     this.cacheCap = Math.max(this.pool.maxLive, 16);

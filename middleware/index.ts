@@ -1,4 +1,6 @@
-// Public API of "langgraph-workbench/middleware".
+// Public API of "langgraph-workbench/middleware": the FileManager middleware, its tool-call
+// pipeline, the stateful file guards, and the tree and change tracking it is built on.
+
 // FileManager middleware
 export {
   createFileManagerMiddleware,
@@ -13,6 +15,8 @@ export {
   type TreeView,
 } from "./fileManager.js";
 export { isWorkspaceTreeMessage, isWorkspaceChangeMessage, buildTreeMessage, buildTreeChangeMessage, WORKSPACE_TREE_MARKER, WORKSPACE_CHANGES_KIND } from "./treeMessage.js";
+
+// the tool-call pipeline (add your own steps with `toolCallSteps`)
 export {
   composeToolCallSteps,
   catchToolErrorsStep,
@@ -24,7 +28,7 @@ export {
   type ToolCallStep,
 } from "./toolCallSteps.js";
 export { mapContentText, mapMessageStrings, mapMessageText, mapToolResultStrings, mapToolResultText, toolErrorMessage, withStateUpdate, type ToolCallResult } from "./toolResults.js";
-export {};
+
 // stateful file guards (read dedup, staleness, loop detection)
 export {
   fileGuardsMiddleware,
@@ -38,3 +42,15 @@ export {
   type ReadTimeEntry,
   type ToolLoopState,
 } from "./fileGuards.js";
+
+// the workspace tree and change tracking
+export { renderDirectoryTree, treeFingerprint, DEFAULT_TREE_MAX_ENTRIES, type TreeOptions } from "../src/tree.js";
+export type { ChangeTracker, TrackerKind } from "../src/changes/types.js";
+export { BaseTracker, type TrackerOptions } from "../src/changes/base.js";
+export { DEFAULT_IGNORED_NAMES } from "../src/changes/ignore-names.js";
+export { PollingTracker, DEFAULT_POLL_INTERVAL_MS, type PollingTrackerOptions } from "../src/changes/polling.js";
+export { WatchingTracker, type WatchingTrackerOptions } from "../src/changes/watching.js";
+export { ParcelTracker } from "../src/changes/parcel.js";
+export { ChokidarTracker } from "../src/changes/chokidar.js";
+export { createChangeTracker, DEFAULT_TRACKER_KIND, TRACKER_KINDS, type CreateChangeTrackerOptions } from "../src/changes/create.js";
+export { TrackerPool, DEFAULT_MAX_LIVE_TRACKERS, DEFAULT_TRACKER_IDLE_MS, type TrackerPoolOptions } from "../src/changes/pool.js";

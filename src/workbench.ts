@@ -18,6 +18,7 @@ import { createFileTools } from "../tools/files.js";
 import type { FileToolOptions } from "../tools/fileToolSupport.js";
 import { createWebTools, type WebToolsOptions } from "../tools/web.js";
 import type { EnvironmentOption } from "./fileops/environment.js";
+import { HtmlConversionPool } from "./web/htmlWorkerPool.js";
 import { ENVIRONMENT_OPTION_MESSAGE, environmentBehind, isEnvironmentOption } from "./fileops/threadEnvironment.js";
 import type { FileOperations } from "./fileops/types.js";
 import { resolveRootDir, Workspace } from "./workspace.js";
@@ -54,8 +55,9 @@ export interface WorkbenchOptions {
   basicTools?: Omit<BasicToolsOptions, "rootDir" | "enableShell"> | false;
   /**
    * Web tools (`web_search`, `web_extract`) options, or `false` to leave them out. Default on:
-   * without API keys `web_search` answers with how to configure a backend and `web_extract`
-   * uses the keyless, SSRF-guarded fetch backend.
+   * without a search backend configured, `web_search` is left out (one warning at build time)
+   * and `web_extract` uses the keyless, SSRF-guarded fetch backend. A backend named explicitly
+   * without its key throws here.
    */
   webTools?: WebToolsOptions | false;
 }
@@ -72,7 +74,7 @@ export interface Workbench {
   readonly rootDir: string;
   /** The workspace of a thread (no I/O until used). */
   workspace(threadId?: string): Workspace;
-  /** Stops file watchers so the process can exit. Idempotent. */
+  /** Stops file watchers and the HTML conversion workers this workbench started. Idempotent. */
   close(): Promise<void>;
 }
 
@@ -114,13 +116,21 @@ export function createWorkbench(options: WorkbenchOptions = {}): Workbench {
       }),
     );
   }
-  if (opts.webTools !== false) tools.push(...createWebTools(opts.webTools ?? {}));
+  // The keyless fetch backend's HTML worker pool belongs to this workbench and stops with close().
+  const webTools = opts.webTools === false ? undefined : (opts.webTools ?? {});
+  const htmlPool = webTools && !webTools.backends?.fetch?.htmlPool ? new HtmlConversionPool() : undefined;
+  if (webTools) {
+    const fetch = { ...webTools.backends?.fetch, ...(htmlPool ? { htmlPool } : {}) };
+    tools.push(...createWebTools({ ...webTools, backends: { ...webTools.backends, fetch } }));
+  }
   return {
     middleware: [fileManager],
     tools,
     fileManager,
     rootDir,
     workspace: (threadId?: string) => Workspace.forThread(rootDir, threadId),
-    close: () => fileManager.close(),
+    close: async () => {
+      await Promise.all([fileManager.close(), htmlPool?.close()]);
+    },
   };
 }

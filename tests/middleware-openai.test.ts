@@ -109,7 +109,7 @@ it("sends OpenAI a valid history: tree updates as user messages after the tool r
   assert.ok(requests.every((msgs) => !msgs.some((m) => m.role === "tool" && m.tool_call_id?.startsWith("workspace"))), "no invented tool_call_id");
 });
 
-it("the validator rejects the seed's way of injecting the tree (a tool message with an invented id)", () => {
+it("the validator rejects injecting the tree as a tool message with an invented id", () => {
   const seedStyle = [
     { role: "user", content: "go" },
     { role: "assistant", tool_calls: [{ id: "call_1" }] },
