@@ -5,6 +5,8 @@ export default defineConfig({
     index: "src/index.ts",
     middleware: "middleware/index.ts",
     tools: "tools/index.ts",
+    environment: "src/fileops/index.ts",
+    web: "src/web/index.ts",
   },
   format: ["esm", "cjs"],
   dts: true,

@@ -1,5 +1,5 @@
 /**
- * Bounded work on hostile input (issue 9 §4), before/after in the same run:
+ * Bounded work on hostile input, before/after in the same run:
  * - glob matching: the previous hand-written glob→RegExp against the non-backtracking NFA
  *   matcher, on an ordinary pattern (the anchor) and on backtracking patterns;
  * - the JS search engine's regex: `^(a+)+$` on a long `aaaa…!` line answers at the deadline;

@@ -42,7 +42,7 @@ export async function benchWorkspace(files: number): Promise<string> {
 }
 
 /**
- * The seed's change check: walk every directory and stat every file, returning the newest
+ * The naive change check: walk every directory and stat every file, returning the newest
  * mtime (epoch ms). The anchor the change trackers and the middleware are measured against.
  */
 export async function seedStyleNewestMtime(dir: string): Promise<number> {

@@ -1,6 +1,6 @@
 /**
  * Tree render into the default budget (200 entries) at 1k/10k/100k files. Anchor: GNU `tree`
- * listing everything (what a "just run tree" middleware would pay), else the seed-style full
+ * listing everything (what a "just run tree" middleware would pay), else the naive full
  * walk (stat of every file).
  */
 import { execFile } from "node:child_process";

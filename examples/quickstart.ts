@@ -175,9 +175,10 @@ function contentText(m: BaseMessage): string {
 function printMessage(m: BaseMessage): void {
   if (RemoveMessage.isInstance(m)) return;
   if (isWorkspaceTreeMessage(m)) {
-    const tree = /<workspace_tree[^>]*>\n([\s\S]*)\n<\/workspace_tree>/.exec(contentText(m))?.[1] ?? contentText(m);
-    console.log("  ┌ workspace tree sent to the model");
-    for (const line of tree.split("\n")) console.log(`  │ ${line}`);
+    const tree = /<workspace_tree[^>]*>\n([\s\S]*)\n<\/workspace_tree>/.exec(contentText(m))?.[1];
+    const changes = /<workspace_changes[^>]*>\n([\s\S]*)\n<\/workspace_changes>/.exec(contentText(m))?.[1];
+    console.log(tree === undefined && changes !== undefined ? "  ┌ workspace changes sent to the model" : "  ┌ workspace tree sent to the model");
+    for (const line of (tree ?? changes ?? contentText(m)).split("\n")) console.log(`  │ ${line}`);
     console.log("  └");
   } else if (AIMessage.isInstance(m)) {
     console.log("");

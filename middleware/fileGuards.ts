@@ -22,6 +22,7 @@ import { ReducedValue, StateSchema } from "@langchain/langgraph";
 import { createMiddleware, type ToolCallRequest } from "langchain";
 import { z } from "zod";
 import { fileToolProbe, type FileToolProbe, type FileToolTarget } from "../src/context/probes.js";
+import { argumentError } from "../tools/toolResult.js";
 import type { ToolCallStep } from "./toolCallSteps.js";
 import { isControlFlow, mapMessageText, toolErrorMessage, withStateUpdate, type ToolCallResult } from "./toolResults.js";
 
@@ -179,37 +180,6 @@ function withUpdate(result: ToolCallResult, update: Update): ToolCallResult {
   return Object.keys(update).length === 0 ? result : withStateUpdate(result, update);
 }
 
-interface ZodLikeIssue {
-  path: PropertyKey[];
-  message: string;
-}
-interface ZodLikeSchema {
-  safeParse(value: unknown): { success: boolean; error?: { issues: ZodLikeIssue[] } };
-  shape?: Record<string, { description?: string }>;
-}
-
-/**
- * Checks the call's arguments against the tool's own schema before anything runs, and says
- * which field is missing or of the wrong type (with the field's description), instead of the
- * framework's stack trace.
- */
-export function argumentErrors(tool: unknown, toolName: string, args: unknown): string | undefined {
-  const schema = (tool as { schema?: ZodLikeSchema } | undefined)?.schema;
-  if (!schema || typeof schema.safeParse !== "function") return undefined;
-  const parsed = schema.safeParse(args ?? {});
-  if (parsed.success || !parsed.error) return undefined;
-  const problems = parsed.error.issues.slice(0, 5).map((issue) => {
-    const field = issue.path.map(String).join(".") || "(arguments)";
-    const top = String(issue.path[0] ?? "");
-    const description = schema.shape?.[top]?.description;
-    const given = args && typeof args === "object" ? (args as Record<string, unknown>)[top] : undefined;
-    const missing = issue.path.length === 1 && (given === undefined || given === null);
-    const what = missing ? `missing required field "${field}"` : `"${field}": ${issue.message}`;
-    return description ? `${what} (${description})` : what;
-  });
-  return `Invalid arguments for ${toolName}: ${problems.join("; ")}. Fix these fields and call ${toolName} again.`;
-}
-
 function displayPath(args: unknown): string {
   const p = (args as { path?: unknown })?.path;
   return typeof p === "string" ? p : "the file";
@@ -242,7 +212,7 @@ export function createFileGuardsStep(options: FileGuardsOptions = {}): FileGuard
       const result = await handler(request);
       return loopBefore ? withUpdate(result, { _toolLoop: null }) : result;
     }
-    const badArgs = argumentErrors(request.tool, request.toolCall.name, request.toolCall.args);
+    const badArgs = argumentError(request.tool, request.toolCall.name, request.toolCall.args);
     if (badArgs) return withUpdate(errorMessage(request, { error: badArgs }), loopBefore ? { _toolLoop: null } : {});
     if (!probe) {
       const result = await handler(request);

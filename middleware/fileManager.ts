@@ -10,7 +10,9 @@ import { ENVIRONMENT_OPTION_MESSAGE, isEnvironmentOption, ThreadEnvironments } f
 import type { FileOperations } from "../src/fileops/types.js";
 import { renderDirectoryTree, treeFingerprint } from "../src/tree.js";
 import { timeTravelOptionsSchema, type TimeTravelOptions } from "../src/snapshots/index.js";
+import { describeChanges, diffListings, entryPath, foldIntoDirectories, isOpaqueKey, parentKey, parseTreeListing, type TreeListing } from "../src/treeListing.js";
 import { Workspace, resolveRootDir } from "../src/workspace.js";
+import { assertUsableRootDir, rootDirIsLocal } from "../src/fileops/rootDir.js";
 import { threadIdFromConfig } from "../src/context/thread.js";
 import { fileGuardStateFields, fileGuardsToolCallStep, type FileGuardsOptions } from "./fileGuards.js";
 import {
@@ -23,7 +25,7 @@ import {
 } from "./toolCallSteps.js";
 import type { ToolCallResult } from "./toolResults.js";
 import { TimeTravel, timeTravelStateFields, type TimeTravelThread, type WorkspaceSnapshotRef } from "./timeTravel.js";
-import { buildTreeMessage, isWorkspaceTreeMessage } from "./treeMessage.js";
+import { buildTreeChangeMessage, buildTreeMessage, isWorkspaceTreeMessage } from "./treeMessage.js";
 
 /** Tools of this package that never change the workspace. */
 export const DEFAULT_READ_ONLY_TOOLS: readonly string[] = ["get_current_time", "read_file", "search_files", "web_search", "web_extract"];
@@ -53,10 +55,24 @@ export interface FileManagerOptions {
    * Give the tools the same. With `fileOps` as well, `fileOps` wins. Default: this machine.
    */
   environment?: EnvironmentOption;
-  /** Budget of the tree shown to the model. */
+  /** How the tree is shown, and its budget. */
   tree?: {
+    /**
+     * `"append"` (default): the first tree is sent in full; later structural changes are
+     * appended as a short change message (`+ added`, `− removed`, `renamed a → b`) and earlier
+     * messages are never edited or removed, so the provider's prefix cache keeps working. A full
+     * tree is appended again when the last one left the history (summarised or trimmed), or when
+     * the changes since it add up to more than a fresh tree. `"replace"`: each change removes
+     * the previous tree message and adds a new full tree (see `keepOnlyLatestTree`).
+     */
+    mode?: "append" | "replace";
     /** Most entries listed (default 200); the rest is summarised per directory. */
     maxEntries?: number;
+    /**
+     * Most characters of a tree (default 8,000): over it, single-directory chains share a line,
+     * long names are shortened with `…(+N chars)…`, then the last lines are counted instead.
+     */
+    maxChars?: number;
     /** Deepest level listed (default unlimited). */
     maxDepth?: number;
     /** Extra gitignore-style patterns to hide (`.git`, `node_modules` and `.gitignore` rules always apply). */
@@ -64,7 +80,10 @@ export interface FileManagerOptions {
   };
   /** Show the tree on a thread's first model call when the workspace is not empty. Default true. */
   injectOnFirstCall?: boolean;
-  /** Remove the previous tree message when adding a new one, so history holds one tree. Default true. */
+  /**
+   * With `tree.mode: "replace"`: remove the previous tree message when adding a new one, so
+   * history holds one tree. Default true. Ignored in the default append mode.
+   */
   keepOnlyLatestTree?: boolean;
   /** Replace system paths of the thread directory with agent paths in tool results. Default true. */
   rewritePaths?: boolean;
@@ -118,7 +137,9 @@ const optionsSchema = z.object({
   environment: z.custom<EnvironmentOption>(isEnvironmentOption, ENVIRONMENT_OPTION_MESSAGE).optional(),
   tree: z
     .object({
+      mode: z.enum(["append", "replace"]).optional(),
       maxEntries: z.number().int().positive().optional(),
+      maxChars: z.number().int().min(200, "tree.maxChars must be at least 200").optional(),
       maxDepth: z.number().int().positive().optional(),
       ignore: z.array(z.string()).optional(),
     })
@@ -158,8 +179,10 @@ export function createFileManagerStateSchema(guardEntries?: number) {
     fileUpdateTime: z.number().optional(),
     /** Fingerprint of the tree the model last saw (or was deliberately not shown). */
     _treeFingerprint: z.string().optional(),
-    /** Id of the latest tree message, to notice when summarisation or trimming removed it. */
+    /** Id of the latest full tree message, to notice when summarisation or trimming removed it. */
     _treeMessageId: z.string().optional(),
+    /** Append mode: what the model knows since that tree (see {@link TreeView}). */
+    _treeView: treeViewSchema.optional(),
     /**
      * A tool that may change the workspace ran since the last check. Reduced (last write wins)
      * because parallel tool calls write it in the same step.
@@ -169,6 +192,22 @@ export function createFileManagerStateSchema(guardEntries?: number) {
     ...timeTravelStateFields(),
   });
 }
+
+/** Append mode's record of what the model was told since the last full tree. */
+export interface TreeView {
+  /** Entry keys the model knows (the last full tree plus the changes since), newline-separated. */
+  known: string;
+  /** Ids of the change messages appended since that tree (all must still be in the history). */
+  ids: string[];
+  /** Characters of those change messages, weighed against a fresh tree. */
+  chars: number;
+  /** Directories the last listing showed only in part, newline-separated (`*`: any). */
+  partial: string;
+  /** When that listing was made (epoch ms). */
+  at: number;
+}
+
+const treeViewSchema = z.object({ known: z.string(), ids: z.array(z.string()), chars: z.number(), partial: z.string(), at: z.number() });
 
 /** The state schema with default sizes. */
 export const fileManagerStateSchema = createFileManagerStateSchema();
@@ -180,6 +219,7 @@ export interface FileManagerStateView {
   fileUpdateTime?: number;
   _treeFingerprint?: string;
   _treeMessageId?: string;
+  _treeView?: TreeView;
   _treeDirty?: boolean;
   _workspaceSnapshot?: WorkspaceSnapshotRef;
 }
@@ -217,6 +257,8 @@ export class FileManagerHooks {
   private readonly workspaces = new Map<string, Workspace>();
   /** Workspace snapshots and restores (time travel). */
   readonly timeTravel: TimeTravel;
+  /** message id → index where it was last found (bounded, insertion order = LRU). */
+  private readonly messageIndex = new Map<string, number>();
   private closed = false;
 
   constructor(options: FileManagerOptions = {}) {
@@ -226,6 +268,7 @@ export class FileManagerHooks {
     }
     this.options = options ?? {};
     this.rootDir = resolveRootDir(this.options.rootDir);
+    assertUsableRootDir(this.rootDir, { local: rootDirIsLocal(this.options) });
     this.environments = new ThreadEnvironments({ environment: this.options.environment, fileOps: this.options.fileOps });
     this.pool = new TrackerPool({ ...this.options.tracker, onError: (err, ctx) => this.report(err, "beforeAgent", path.basename(ctx.dir)) });
     this.cacheCap = Math.max(this.pool.maxLive, 16);
@@ -296,12 +339,13 @@ export class FileManagerHooks {
   /**
    * Before each model call: O(1) when nothing changed (tracker generation and the cached
    * fingerprint agree with state); otherwise renders the tree and, if it differs from what the
-   * model last saw, adds it as a message (removing the previous one).
+   * model last saw, appends a change message or a full tree (replace mode: replaces the tree).
    */
   beforeModel = async (state: FileManagerStateView, runtime?: FileManagerRuntimeView): Promise<FileManagerUpdate | undefined> => {
     const threadId = threadIdOf(runtime);
     try {
       const ws = this.workspaceFor(threadId);
+      if (this.provenUnchanged(state, ws)) return undefined;
       const host = await this.hostFor(ws);
       await ws.ensure(host);
       // A replay may start right here: bring the files to this checkpoint's snapshot first.
@@ -309,7 +353,7 @@ export class FileManagerHooks {
       if (restored) state = { ...state, _treeDirty: true };
       const tracker = this.trackerFor(ws, host);
       const seen = state._treeFingerprint;
-      const treeGone = Boolean(state._treeMessageId) && !hasMessageId(state.messages, state._treeMessageId!);
+      const treeGone = this.treeGone(state);
       const cached = this.treeCache.get(ws.dir);
       const unchanged =
         seen !== undefined &&
@@ -391,6 +435,45 @@ export class FileManagerHooks {
     return this.pool.get(ws.dir, host);
   }
 
+  /**
+   * The steady state without a single await: a live tracker already serving this directory
+   * has not moved since the render the model was shown. Otherwise the full check below runs.
+   */
+  private provenUnchanged(state: FileManagerStateView, ws: Workspace): boolean {
+    const seen = state._treeFingerprint;
+    const cached = this.treeCache.get(ws.dir);
+    if (seen === undefined || state._treeDirty || this.closed || cached === undefined || cached.fingerprint !== seen || !this.pool.has(ws.dir)) return false;
+    const tracker = this.pool.get(ws.dir);
+    return tracker === cached.tracker && tracker.live && cached.generation === tracker.generation && !this.treeGone(state);
+  }
+
+  /** The last full tree, or a change message since, is no longer in the history. */
+  private treeGone(state: FileManagerStateView): boolean {
+    const id = state._treeMessageId;
+    if (!id) return false;
+    const messages = state.messages ?? [];
+    if (!this.hasMessage(messages, id)) return true;
+    for (const changeId of state._treeView?.ids ?? []) if (!this.hasMessage(messages, changeId)) return true;
+    return false;
+  }
+
+  /**
+   * History is append-only between summarisations, so a message stays at the index it was
+   * found at: checking that index first keeps the steady state O(1) however far back it is.
+   */
+  private hasMessage(messages: readonly BaseMessage[], id: string): boolean {
+    const hint = this.messageIndex.get(id);
+    if (hint !== undefined && messages[hint]?.id === id) return true;
+    for (let i = messages.length - 1; i >= 0; i--) {
+      if (messages[i]?.id !== id) continue;
+      this.messageIndex.delete(id);
+      this.messageIndex.set(id, i);
+      if (this.messageIndex.size > 4096) this.messageIndex.delete(this.messageIndex.keys().next().value as string);
+      return true;
+    }
+    return false;
+  }
+
   private async checkTree(
     state: FileManagerStateView,
     ws: Workspace,
@@ -402,8 +485,8 @@ export class FileManagerHooks {
     // value, so the next call checks again instead of trusting a possibly stale render.
     const wasLive = tracker?.live === true;
     const generation = tracker?.generation ?? 0;
-    const tree = this.options.tree ?? {};
-    const text = await renderDirectoryTree(ws.dir, { ...tree, rootLabel: ".", fileOps: host });
+    const { mode = "append", ...budget } = this.options.tree ?? {};
+    const text = await renderDirectoryTree(ws.dir, { ...budget, rootLabel: ".", fileOps: host });
     const fingerprint = treeFingerprint(text);
     if (tracker && wasLive) this.remember(ws.dir, { tracker, generation, fingerprint });
 
@@ -421,15 +504,77 @@ export class FileManagerHooks {
     let fileUpdateTime = Math.max(known, tracker?.newestMtimeMs ?? 0);
     // A change the tracker has not reported yet: its detection time stands in for its mtime.
     if (structureChanged && fileUpdateTime <= known) fileUpdateTime = Date.now();
-    const message = buildTreeMessage(text, { first: !structureChanged, changedAt: fileUpdateTime || Date.now() });
-    const removals =
-      (this.options.keepOnlyLatestTree ?? true)
-        ? (state.messages ?? []).filter((m) => isWorkspaceTreeMessage(m) && m.id).map((m) => new RemoveMessage({ id: m.id! }))
-        : [];
-    update.messages = [...removals, message];
-    update._treeMessageId = message.id;
     if (fileUpdateTime > 0) update.fileUpdateTime = fileUpdateTime;
+    const changedAt = fileUpdateTime || Date.now();
+    const tree = buildTreeMessage(text, { first: !structureChanged, changedAt });
+
+    if (mode === "replace") {
+      const removals =
+        (this.options.keepOnlyLatestTree ?? true)
+          ? (state.messages ?? []).filter((m) => isWorkspaceTreeMessage(m) && m.id).map((m) => new RemoveMessage({ id: m.id! }))
+          : [];
+      update.messages = [...removals, tree];
+      update._treeMessageId = tree.id;
+      return update;
+    }
+
+    const listing = parseTreeListing(text);
+    const view = state._treeView;
+    if (structureChanged && !treeGone && state._treeMessageId && view) {
+      const changed = await this.changeMessage(view, listing, ws, host, changedAt, contentLength(tree));
+      if (changed) return { ...update, ...changed };
+    }
+    // Append a full tree; the earlier messages stay as they are.
+    update.messages = [tree];
+    update._treeMessageId = tree.id;
+    const knownNow = knownText(listing.entries);
+    // An oversized record is not kept: the next change then sends a full tree.
+    update._treeView = knownNow.length <= MAX_KNOWN_CHARS ? { known: knownNow, ids: [], chars: 0, partial: listing.partial.join("\n"), at: Date.now() } : undefined;
     return update;
+  }
+
+  /**
+   * The change message from what the model knows to `listing`, with the view it leaves, or
+   * undefined when a full tree is the better message (more changes than a tree's worth, names
+   * that cannot be checked, too many entries to check).
+   */
+  private async changeMessage(
+    view: TreeView,
+    listing: TreeListing,
+    ws: Workspace,
+    host: FileOperations,
+    changedAt: number,
+    treeChars: number,
+  ): Promise<FileManagerUpdate | undefined> {
+    const known = view.known === "" ? [] : view.known.split("\n");
+    const { added, missing } = diffListings(known, listing.entries);
+    if (missing.length + added.length > MAX_UNLISTED_CHECKS || missing.some(isOpaqueKey)) return undefined;
+    const at = Date.now();
+    const lstat = (key: string) => host.lstat(`${ws.dir}/${entryPath(key)}`);
+    // Out of a budgeted listing is not necessarily gone: ask the host about those.
+    const gone = listing.complete ? missing : (await Promise.all(missing.map(async (k) => ((await lstat(k)) === null ? k : undefined)))).filter(isString);
+    // Newly listed is not necessarily new when its directory was shown only in part before:
+    // such an entry counts as added only if it was modified since that listing.
+    const knownSet = new Set(known);
+    const partial = new Set(view.partial === "" ? [] : view.partial.split("\n"));
+    const fresh = new Set<string>();
+    const news: string[] = [];
+    for (const key of added) {
+      const parent = parentKey(key);
+      const unsure = partial.has("*") || partial.has(parent) || (parent !== "" && !knownSet.has(parent) && !fresh.has(parent));
+      if (unsure && ((await lstat(key))?.mtimeMs ?? 0) < view.at - CLOCK_SLACK_MS) continue;
+      fresh.add(key);
+      news.push(key);
+    }
+    const goneSet = new Set(gone);
+    const nextKnown = [...known.filter((k) => !goneSet.has(k)), ...added];
+    const changes = describeChanges(news, foldIntoDirectories(gone), known);
+    const base: TreeView = { ...view, known: knownText(nextKnown), partial: listing.partial.join("\n"), at };
+    if (changes.length === 0) return { _treeView: base };
+    const message = buildTreeChangeMessage(changes, { changedAt });
+    const chars = view.chars + contentLength(message);
+    if (chars > treeChars || base.known.length > MAX_KNOWN_CHARS) return undefined;
+    return { messages: [message], _treeView: { ...base, ids: [...view.ids, message.id!], chars } };
   }
 
   private remember(dir: string, entry: TreeCacheEntry): void {
@@ -469,19 +614,30 @@ function threadIdOf(runtime: FileManagerRuntimeView | undefined): string | undef
   }
 }
 
-function hasMessageId(messages: BaseMessage[] | undefined, id: string): boolean {
-  if (!messages) return false;
-  // The tree message is usually among the last few: search from the end.
-  for (let i = messages.length - 1; i >= 0; i--) if (messages[i]?.id === id) return true;
-  return false;
+/** Entries whose absence from a budgeted listing is checked on the host; more → a full tree. */
+const MAX_UNLISTED_CHECKS = 64;
+/** Tolerated clock difference between this process and the host holding the files. */
+const CLOCK_SLACK_MS = 2_000;
+const isString = (v: unknown): v is string => typeof v === "string";
+/** Bound of the known-entries record kept in state; a bigger one → a full tree. */
+const MAX_KNOWN_CHARS = 64_000;
+
+function knownText(entries: readonly string[]): string {
+  return entries.join("\n");
+}
+
+function contentLength(message: BaseMessage): number {
+  return typeof message.content === "string" ? message.content.length : JSON.stringify(message.content).length;
 }
 
 /**
  * Shows the agent its workspace and keeps its paths honest:
  * - **beforeAgent** records `startWorkTime` / `fileUpdateTime` and starts the thread's tracker;
- * - **beforeModel** adds the directory tree as a user message when the structure changed since
- *   the tree the model last saw (first call per `injectOnFirstCall`), removing the previous tree
- *   message; with nothing changed it costs O(1), no filesystem walk;
+ * - **beforeModel** shows the directory tree as a user message on the first call (per
+ *   `injectOnFirstCall`) and, when the structure changed, appends a short change message
+ *   (`tree.mode: "append"`, the default: earlier messages stay byte-identical for prompt
+ *   caching) or replaces the tree (`"replace"`); with nothing changed it costs O(1), no
+ *   filesystem walk;
  * - **wrapToolCall** maps foreign tools' path arguments (`pathArgs`), rewrites system paths in
  *   results, turns tool exceptions into error ToolMessages, and marks the tree dirty after tools
  *   that may change files so the very next model call sees the change.

@@ -2,8 +2,8 @@ import { ToolMessage } from "@langchain/core/messages";
 import type { ToolCallRequest } from "langchain";
 import type { FileOperations } from "../src/fileops/types.js";
 import { WorkspacePathError, type Workspace } from "../src/workspace.js";
-import { isWorkbenchTool } from "../src/context/thread.js";
-import { isControlFlow, mapToolResultText, toolErrorMessage, withStateUpdate, type ToolCallResult } from "./toolResults.js";
+import { isWorkbenchTool } from "../tools/toolResult.js";
+import { isControlFlow, mapToolResultStrings, toolErrorMessage, withStateUpdate, type ToolCallResult } from "./toolResults.js";
 
 /**
  * One tool call as it travels through the FileManager's `wrapToolCall` pipeline. A step may
@@ -74,9 +74,13 @@ export function catchToolErrorsStep(options: { rewrite: boolean; onError?: (erro
   };
 }
 
-/** Replaces system paths of the thread directory with agent paths in the tool's result text. */
+/**
+ * Replaces system paths in everything the tool's result shows: the thread directory becomes
+ * agent paths, the root and other threads' directories placeholders (see `Workspace.rewrite`);
+ * every content block type and the JSON `artifact`, binary payloads excepted.
+ */
 export const rewritePathsStep: ToolCallStep = async (ctx, next) =>
-  mapToolResultText(await next(ctx), (text) => ctx.workspace.rewrite(text));
+  mapToolResultStrings(await next(ctx), (text) => ctx.workspace.rewrite(text));
 
 /**
  * For tools this package did not make (deepagents', MCP tools…), maps the named arguments from

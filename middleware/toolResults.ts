@@ -1,5 +1,6 @@
 import { BaseMessage, ToolMessage, type MessageContent } from "@langchain/core/messages";
 import { Command, isCommand, isGraphBubbleUp } from "@langchain/langgraph";
+import { rewriteContent, rewriteJsonStrings } from "../src/rewrite/values.js";
 
 /** What a tool call yields inside `wrapToolCall`. */
 export type ToolCallResult = ToolMessage | Command;
@@ -29,15 +30,38 @@ export function mapContentText(content: MessageContent, fn: (text: string) => st
  * fields (`lc_kwargs`), so an in-place edit of `content` would not be persisted.
  */
 export function mapMessageText<T>(message: T, fn: (text: string) => string): T {
+  return mapMessage(message, (content) => mapContentText(content, fn));
+}
+
+/**
+ * A copy of `message` with `fn` applied to every string it shows: content of any block type
+ * (binary payloads excepted) and a ToolMessage's JSON `artifact`. Same object when unchanged.
+ */
+export function mapMessageStrings<T>(message: T, fn: (text: string) => string): T {
+  return mapMessage(
+    message,
+    (content) => rewriteContent(content, fn),
+    (artifact) => rewriteJsonStrings(artifact, fn),
+  );
+}
+
+function mapMessage<T>(message: T, mapContent: (c: MessageContent) => MessageContent, mapArtifact?: (a: unknown) => unknown): T {
   if (message instanceof BaseMessage) {
-    const content = mapContentText(message.content, fn);
-    if (content === message.content) return message;
+    const content = mapContent(message.content);
+    const oldArtifact = (message as { artifact?: unknown }).artifact;
+    const artifact = mapArtifact && oldArtifact !== undefined ? mapArtifact(oldArtifact) : oldArtifact;
+    if (content === message.content && artifact === oldArtifact) return message;
     const Ctor = message.constructor as new (fields: Record<string, unknown>) => T;
-    return new Ctor({ ...(message.lc_kwargs as Record<string, unknown>), content, id: message.id });
+    const fields: Record<string, unknown> = { ...(message.lc_kwargs as Record<string, unknown>), content, id: message.id };
+    if (artifact !== oldArtifact) fields.artifact = artifact;
+    return new Ctor(fields);
   }
   if (message && typeof message === "object" && "content" in message) {
-    const content = mapContentText((message as { content: MessageContent }).content, fn);
-    return content === (message as { content: unknown }).content ? message : ({ ...message, content } as T);
+    const m = message as { content: MessageContent; artifact?: unknown };
+    const content = mapContent(m.content);
+    const artifact = mapArtifact && m.artifact !== undefined ? mapArtifact(m.artifact) : m.artifact;
+    if (content === m.content && artifact === m.artifact) return message;
+    return (artifact === m.artifact ? { ...message, content } : { ...message, content, artifact }) as T;
   }
   return message;
 }
@@ -47,9 +71,25 @@ export function mapMessageText<T>(message: T, fn: (text: string) => string): T {
  * Command's update (object or tuple-list form). Commands aimed at a parent graph are left alone.
  */
 export function mapToolResultText(result: ToolCallResult, fn: (text: string) => string): ToolCallResult {
-  if (ToolMessage.isInstance(result)) return mapMessageText(result, fn);
+  return mapToolResultMessages(result, (m) => mapMessageText(m, fn));
+}
+
+/**
+ * Applies `fn` to every string a tool result shows the model: content blocks of any type and
+ * the `artifact` of its messages (see {@link mapMessageStrings}); plumbing as {@link mapToolResultText}.
+ */
+export function mapToolResultStrings(result: ToolCallResult, fn: (text: string) => string): ToolCallResult {
+  return mapToolResultMessages(result, (m) => mapMessageStrings(m, fn));
+}
+
+function mapToolResultMessages(result: ToolCallResult, mapOne: <M>(message: M) => M): ToolCallResult {
+  if (ToolMessage.isInstance(result)) return mapOne(result);
   if (!isCommand(result) || result.graph === Command.PARENT || result.update === undefined) return result;
-  const mapMessages = (value: unknown) => (Array.isArray(value) ? value.map((m) => mapMessageText(m, fn)) : mapMessageText(value, fn));
+  const mapMessages = (value: unknown) => {
+    if (!Array.isArray(value)) return mapOne(value);
+    const mapped = value.map((m) => mapOne(m));
+    return mapped.every((m, i) => m === value[i]) ? value : mapped;
+  };
   let update: Command["update"];
   if (Array.isArray(result.update)) {
     update = result.update.map(([key, value]) => (key === "messages" ? [key, mapMessages(value)] : [key, value])) as Command["update"];

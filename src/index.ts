@@ -1,43 +1,36 @@
-// Public API of langgraph-workbench. Each area keeps its own line(s) below.
+// Public API of langgraph-workbench: the common case. Each area has its own entry point with the
+// rest: "langgraph-workbench/middleware", "/tools", "/environment", "/web".
 
-// workspace
-export * from "./workspace.js";
-export type * from "./fileops/types.js";
-export type * from "./changes/types.js";
-export type * from "./web/types.js";
-
-// tree + change tracking
-export * from "./tree.js";
-export * from "./changes/index.js";
-
-// file operations backends
-export * from "./fileops/index.js";
-export { LocalFileOperations } from "./fileops/local.js";
-export { withPathLock, withPathLocks } from "./fileops/lock.js";
-
-// guards
-export * from "./guards/index.js";
-export * from "./guards/url.js";
-export * from "./guards/policy.js";
-
-// workspace snapshots (time travel)
-export * from "./snapshots/index.js";
-
-// patch engine
-export * from "./patch/index.js";
-
-// web backends
-export * from "./web/safeFetch.js";
-export * from "./web/fetchBackend.js";
-export * from "./web/htmlToMarkdown.js";
-export { HtmlConversionPool, sharedHtmlConversionPool, type HtmlConversionPoolOptions } from "./web/htmlWorkerPool.js";
-export * from "./web/summarize.js";
-export * from "./web/index.js";
-
-// middleware and tools (also available as "langgraph-workbench/middleware" and "/tools")
-export * from "../middleware/index.js";
-export * from "../tools/index.js";
-
-// ecosystem: createWorkbench, deepagents backend
+// one call: the FileManager middleware plus the tools on one workspace root
 export { createWorkbench, type Workbench, type WorkbenchOptions } from "./workbench.js";
+export { Workspace, WorkspacePathError, resolveRootDir, DEFAULT_ROOT_DIR, DEFAULT_THREAD_ID } from "./workspace.js";
+
+// the parts, usable alone
+export { createFileManagerMiddleware, type FileManagerMiddleware, type FileManagerOptions } from "../middleware/fileManager.js";
+export { createFileTools, type FileToolsOptions } from "../tools/files.js";
+export { createBasicTools, type BasicToolsOptions } from "../tools/basic.js";
+export { createWebTools, type WebToolsOptions } from "../tools/web.js";
+
+// time travel: a checkpoint's workspace snapshot, and what `workbench.changes()` returns
+export { snapshotIdOf, type WorkspaceRestoreRequest } from "../middleware/timeTravel.js";
+export type { ChangeSet, FileChange, SnapshotInfo, TimeTravelOptions } from "./snapshots/index.js";
+
+// where files live and commands run
+export type { Environment, EnvironmentOption } from "./fileops/environment.js";
+export type { FileOperations } from "./fileops/types.js";
+export { LocalEnvironment } from "./fileops/localShell.js";
+export { SshEnvironment, type SshEnvironmentOptions } from "./fileops/ssh.js";
+export { DockerEnvironment, type DockerEnvironmentOptions } from "./fileops/docker.js";
+export { DockerSandbox, type DockerSandboxOptions } from "./fileops/dockerSandbox.js";
+export { ShellFileOperations } from "./fileops/shell.js";
+
+// deepagents: the workspace as a BackendProtocol
 export { WorkbenchBackend, type WorkbenchBackendOptions, type WorkbenchExecuteOptions } from "./deepagents/backend.js";
+
+// guards worth calling on their own
+export { isDangerousCommand } from "../tools/dangerousCommands.js";
+export { redactSecrets } from "./guards/redact.js";
+export { checkUrlSafety, type UrlSafetyOptions } from "./guards/url.js";
+
+// optional peer dependencies (vendor SDKs, ssh2, @langchain/openai): what a missing one throws
+export { MissingPackageError, isInstalled } from "./optional.js";

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Dirent } from "node:fs";
 import { readdir, readFile, readlink } from "node:fs/promises";
+import { isAtomicTempName, removeStaleTempFiles } from "./fileops/tempFiles.js";
 import path from "node:path";
 import ignore, { type Ignore } from "ignore";
 import pLimit from "p-limit";
@@ -23,6 +24,14 @@ export interface TreeOptions {
    * at that level is summarised by its entry count.
    */
   maxDepth?: number;
+  /**
+   * Most characters in the output (default 8,000), besides `maxEntries`. A tree over it is
+   * compacted in steps until it fits: chains of single directories on one line (`a/b/c/`),
+   * then long names and paths shortened in the middle with `…(+N chars)…`, then the last lines
+   * replaced by `… N more lines not shown (character budget)`. Nothing is dropped silently.
+   * `Infinity` turns the budget off.
+   */
+  maxChars?: number;
   /** Extra gitignore-style patterns, relative to the root (e.g. `["*.log", "dist/"]`). */
   ignore?: readonly string[];
   /** Honour `.gitignore` files of the listed directories (default true). */
@@ -41,6 +50,11 @@ export interface TreeOptions {
 }
 
 export const DEFAULT_TREE_MAX_ENTRIES = 200;
+export const DEFAULT_TREE_MAX_CHARS = 8_000;
+/** Labels longer than this are shortened in the middle once a tree is over its character budget. */
+const MAX_LABEL_CHARS = 120;
+/** Marks a label shortened to fit the character budget; `(+N chars)` tells how much is missing. */
+export const TREE_SHORTENED_MARK = "…(+";
 
 type Kind = "dir" | "file" | "link";
 
@@ -71,6 +85,7 @@ interface Resolved {
   rootLabel: string;
   maxEntries: number;
   maxDepth: number;
+  maxChars: number;
   useGitignore: boolean;
   defaultNames: Set<string>;
   extra: Ignore | undefined;
@@ -84,6 +99,8 @@ interface TreeSource {
   readText(file: string): Promise<string>;
   /** Where the link at `linkPath` points, in the coordinates of `rootAbs`; `undefined` when unreadable. */
   linkTarget(linkPath: string, rootAbs: string): Promise<string | undefined>;
+  /** Removes the stale atomic-write temp files among `names` in `dir` (never throws). */
+  sweep(dir: string, names: string[]): Promise<unknown>;
 }
 
 /** The part of a `Dirent` the render uses (native Dirents are used as they are). */
@@ -100,6 +117,7 @@ const LOCAL_SOURCE: TreeSource = {
       return undefined;
     }
   },
+  sweep: (dir, names) => removeStaleTempFiles(dir, names),
 };
 
 /**
@@ -118,6 +136,9 @@ function sourceOver(ops: FileOperations): TreeSource {
       }));
     },
     readText: (file) => ops.readText(file),
+    sweep: async (dir, names) => {
+      if (typeof ops.lstat === "function" && typeof ops.remove === "function") await removeStaleTempFiles(dir, names, { ops });
+    },
     async linkTarget(linkPath, rootAbs) {
       try {
         realRoot ??= ops.realpath(rootAbs).catch(() => rootAbs);
@@ -167,9 +188,54 @@ export async function renderDirectoryTree(dir: string, options: TreeOptions = {}
     level = next;
   }
   await Promise.all(links.map((l) => limit(() => describeLink(l.entry, l.abs, root.abs, opts.source))));
-  const lines = [root.error ? `${opts.rootLabel} [unreadable: ${root.error}]` : opts.rootLabel];
-  renderChildren(root, "", lines);
-  return lines.join("\n");
+  const head = root.error ? `${opts.rootLabel} [unreadable: ${root.error}]` : opts.rootLabel;
+  const lines = [head];
+  renderChildren(root, "", lines, false);
+  if (textLength(lines) <= opts.maxChars) return lines.join("\n");
+  return fitCharBudget(root, head, opts.maxChars);
+}
+
+function textLength(lines: readonly string[]): number {
+  let n = lines.length - 1;
+  for (const line of lines) n += line.length;
+  return n;
+}
+
+/**
+ * Compacts an over-budget tree, cheapest loss first: single-directory chains on one line, then
+ * long labels shortened in the middle, then the trailing lines replaced by a count.
+ */
+function fitCharBudget(root: DirNode, head: string, maxChars: number): string {
+  const lines = [head];
+  renderChildren(root, "", lines, true);
+  if (textLength(lines) <= maxChars) return lines.join("\n");
+  for (let i = 1; i < lines.length; i++) lines[i] = shortenLine(lines[i]!);
+  if (textLength(lines) <= maxChars) return lines.join("\n");
+  // Keep whole lines while the rest plus the count line fits.
+  const kept: string[] = [];
+  let used = 0;
+  for (const line of lines) {
+    const omitted = lines.length - kept.length - 1;
+    const tail = `└── … ${formatCount(omitted)} more lines not shown (character budget)`;
+    if (used + line.length + 1 + tail.length > maxChars && kept.length > 0) break;
+    kept.push(line);
+    used += line.length + 1;
+  }
+  const omitted = lines.length - kept.length;
+  if (omitted > 0) kept.push(`└── … ${formatCount(omitted)} more ${omitted === 1 ? "line" : "lines"} not shown (character budget)`);
+  return kept.join("\n");
+}
+
+/** Shortens the label of a rendered line (after its `├── `/`└── `) in the middle. */
+function shortenLine(line: string): string {
+  const at = Math.max(line.indexOf("├── "), line.indexOf("└── "));
+  const start = at === -1 ? 0 : at + 4;
+  const label = line.slice(start);
+  if (label.length <= MAX_LABEL_CHARS) return line;
+  const headChars = 60;
+  const tailChars = 45;
+  const cut = label.length - headChars - tailChars;
+  return `${line.slice(0, start)}${label.slice(0, headChars)}${TREE_SHORTENED_MARK}${formatCount(cut)} chars)…${label.slice(-tailChars)}`;
 }
 
 /** Short, stable fingerprint of a rendered tree (16 hex chars of its SHA-256). */
@@ -184,6 +250,7 @@ function resolveOptions(options: TreeOptions): Resolved {
     rootLabel = ".",
     maxEntries = DEFAULT_TREE_MAX_ENTRIES,
     maxDepth = Infinity,
+    maxChars = DEFAULT_TREE_MAX_CHARS,
     ignore: extra = [],
     useGitignore = true,
     defaultIgnores = DEFAULT_IGNORED_NAMES,
@@ -193,6 +260,7 @@ function resolveOptions(options: TreeOptions): Resolved {
   if (typeof rootLabel !== "string" || /[\r\n]/.test(rootLabel)) throw new TypeError("rootLabel must be a single-line string");
   if (!isCount(maxEntries)) throw new TypeError("maxEntries must be a non-negative integer or Infinity (default 200)");
   if (!isCount(maxDepth)) throw new TypeError("maxDepth must be a non-negative integer or Infinity (default unlimited)");
+  if (!isCount(maxChars) || maxChars < 200) throw new TypeError("maxChars must be an integer ≥ 200 or Infinity (default 8,000)");
   if (!Array.isArray(extra) || extra.some((p) => typeof p !== "string")) {
     throw new TypeError("ignore must be an array of gitignore-style pattern strings, e.g. [\"*.log\", \"dist/\"]");
   }
@@ -206,6 +274,7 @@ function resolveOptions(options: TreeOptions): Resolved {
     rootLabel,
     maxEntries,
     maxDepth,
+    maxChars,
     useGitignore,
     defaultNames: new Set(defaultIgnores),
     extra: extra.length > 0 ? ignore().add(extra) : undefined,
@@ -238,8 +307,14 @@ async function listDir(node: DirNode, opts: Resolved): Promise<void> {
     if (rules) node.rules = [...node.rules, { base: node.rel, ig: rules }];
   }
   const entries: Entry[] = [];
+  const temps: string[] = [];
   for (const d of dirents) {
     if (opts.defaultNames.has(d.name)) continue;
+    // Temp files of atomic writes are never shown; the ones a killed writer left are removed.
+    if (isAtomicTempName(d.name)) {
+      if (!d.isDirectory()) temps.push(d.name);
+      continue;
+    }
     const kind: Kind = d.isDirectory() ? "dir" : d.isSymbolicLink() ? "link" : "file";
     if (opts.extra || node.rules.length > 0) {
       const rel = node.rel === "" ? d.name : `${node.rel}/${d.name}`;
@@ -249,6 +324,7 @@ async function listDir(node: DirNode, opts: Resolved): Promise<void> {
     entries.push({ name: d.name, kind });
   }
   node.entries = entries;
+  if (temps.length > 0) await opts.source.sweep(node.abs, temps);
 }
 
 async function readGitignore(file: string, source: TreeSource): Promise<Ignore | undefined> {
@@ -322,7 +398,7 @@ async function describeLink(entry: Entry, linkPath: string, rootAbs: string, sou
   entry.linkTarget = escapeName(fromLink.split(path.sep).join("/"));
 }
 
-function renderChildren(node: DirNode, prefix: string, lines: string[]): void {
+function renderChildren(node: DirNode, prefix: string, lines: string[], collapse: boolean): void {
   const shown = node.entries.slice(0, node.shown);
   const hidden = node.entries.length - node.shown;
   // A partly shown directory ends with a summary line; one shown without any of its entries
@@ -330,8 +406,17 @@ function renderChildren(node: DirNode, prefix: string, lines: string[]): void {
   const summary = hidden > 0 && (node.shown > 0 || node.rel === "") ? `… ${moreEntries(hidden)}${node.rel === "" ? "" : ` in ${escapeName(node.rel)}/`}` : undefined;
   shown.forEach((entry, i) => {
     const last = i === shown.length - 1 && summary === undefined;
-    lines.push(`${prefix}${last ? "└── " : "├── "}${label(entry)}`);
-    if (entry.node && !entry.node.error) renderChildren(entry.node, `${prefix}${last ? "    " : "│   "}`, lines);
+    let shownEntry = entry;
+    let chain = "";
+    // A directory whose whole content is one directory shares its line: `a/b/c/`.
+    while (collapse && shownEntry.node && !shownEntry.node.error && shownEntry.node.shown === 1 && shownEntry.node.entries.length === 1) {
+      const only = shownEntry.node.entries[0]!;
+      if (only.kind !== "dir" || !only.node) break;
+      chain += `${escapeName(shownEntry.name)}/`;
+      shownEntry = only;
+    }
+    lines.push(`${prefix}${last ? "└── " : "├── "}${chain}${label(shownEntry)}`);
+    if (shownEntry.node && !shownEntry.node.error) renderChildren(shownEntry.node, `${prefix}${last ? "    " : "│   "}`, lines, collapse);
   });
   if (summary) lines.push(`${prefix}└── ${summary}`);
 }

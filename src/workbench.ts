@@ -18,6 +18,7 @@ import { createFileTools } from "../tools/files.js";
 import type { FileToolOptions } from "../tools/fileToolSupport.js";
 import { createWebTools, type WebToolsOptions } from "../tools/web.js";
 import type { EnvironmentOption } from "./fileops/environment.js";
+import { HtmlConversionPool } from "./web/htmlWorkerPool.js";
 import { ENVIRONMENT_OPTION_MESSAGE, environmentBehind, isEnvironmentOption } from "./fileops/threadEnvironment.js";
 import type { FileOperations } from "./fileops/types.js";
 import type { ChangeSet, SnapshotInfo } from "./snapshots/index.js";
@@ -55,8 +56,9 @@ export interface WorkbenchOptions {
   basicTools?: Omit<BasicToolsOptions, "rootDir" | "enableShell"> | false;
   /**
    * Web tools (`web_search`, `web_extract`) options, or `false` to leave them out. Default on:
-   * without API keys `web_search` answers with how to configure a backend and `web_extract`
-   * uses the keyless, SSRF-guarded fetch backend.
+   * without a search backend configured, `web_search` is left out (one warning at build time)
+   * and `web_extract` uses the keyless, SSRF-guarded fetch backend. A backend named explicitly
+   * without its key throws here.
    */
   webTools?: WebToolsOptions | false;
 }
@@ -85,7 +87,7 @@ export interface Workbench {
    * with sizes and a unified diff of the text files. A checkpoint's snapshot: `snapshotIdOf(state.values)`.
    */
   changes(threadId: string, range: { from: string; to?: string }): Promise<ChangeSet>;
-  /** Stops file watchers so the process can exit. Idempotent. */
+  /** Stops file watchers and the HTML conversion workers this workbench started. Idempotent. */
   close(): Promise<void>;
 }
 
@@ -127,7 +129,13 @@ export function createWorkbench(options: WorkbenchOptions = {}): Workbench {
       }),
     );
   }
-  if (opts.webTools !== false) tools.push(...createWebTools(opts.webTools ?? {}));
+  // The keyless fetch backend's HTML worker pool belongs to this workbench and stops with close().
+  const webTools = opts.webTools === false ? undefined : (opts.webTools ?? {});
+  const htmlPool = webTools && !webTools.backends?.fetch?.htmlPool ? new HtmlConversionPool() : undefined;
+  if (webTools) {
+    const fetch = { ...webTools.backends?.fetch, ...(htmlPool ? { htmlPool } : {}) };
+    tools.push(...createWebTools({ ...webTools, backends: { ...webTools.backends, fetch } }));
+  }
   return {
     middleware: [fileManager],
     tools,
@@ -137,6 +145,8 @@ export function createWorkbench(options: WorkbenchOptions = {}): Workbench {
     snapshots: (threadId) => fileManager.hooks.withThread(threadId, (t) => fileManager.hooks.timeTravel.snapshots(t)),
     restore: (threadId, id) => fileManager.hooks.withThread(threadId, (t) => fileManager.hooks.timeTravel.restore(t, id)),
     changes: (threadId, range) => fileManager.hooks.withThread(threadId, (t) => fileManager.hooks.timeTravel.changes(t, range)),
-    close: () => fileManager.close(),
+    close: async () => {
+      await Promise.all([fileManager.close(), htmlPool?.close()]);
+    },
   };
 }

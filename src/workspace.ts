@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { mkdir, realpath } from "node:fs/promises";
 import path from "node:path";
 import type { FileOperations } from "./fileops/types.js";
+import { PathRewriter } from "./rewrite/paths.js";
 
 /**
  * What {@link Workspace.ensure} and {@link Workspace.resolve} need from the host holding the
@@ -78,10 +79,6 @@ function isWindowsPath(p: string): boolean {
   return /^[A-Za-z]:[\\/]/.test(p) || p.startsWith("\\\\");
 }
 
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
-}
-
 /**
  * One conversation thread's directory, and the translation between the paths an agent uses
  * (relative to the thread directory; a leading `/` means the workspace root) and system paths.
@@ -99,9 +96,8 @@ export class Workspace {
   private ready: Promise<string> | undefined;
   /** The host `ready` was learned on: another host learns its own real path. */
   private readyOn: WorkspaceHost | undefined;
-  private rewriter: RegExp | undefined;
-  /** `null`: the directory's spellings do not suit the scanner; use the regex. */
-  private scanner: LiteralPathScanner | null | undefined;
+  /** `null`: no spelling of the directory can be anchored (a root of `/`); text stays as is. */
+  private rewriter: PathRewriter | null | undefined;
 
   private constructor(rootDir: string, threadId: string) {
     this.p = isWindowsPath(rootDir) ? path.win32 : path.posix;
@@ -134,7 +130,6 @@ export class Workspace {
       if (realDir !== this.realDir) {
         this.realDir = realDir;
         this.rewriter = undefined;
-        this.scanner = undefined;
       }
       return this.dir;
     })());
@@ -206,54 +201,22 @@ export class Workspace {
   }
 
   /**
-   * Replaces every occurrence of the thread directory (and its real path) in `text` with the
-   * relative form. Boundary-safe (`t1` never matches inside `t10`), both separators, Windows
-   * drive letters in any case, JSON-escaped backslashes. One regex pass: linear in the text.
+   * Rewrites system paths in `text`: the thread directory (and its real path) becomes the
+   * relative form (`.` for the directory itself), the root and other threads' directories
+   * become `<workspace-root>` / `<other-workspace>`. Boundary-safe (`t1` never matches inside
+   * `t10`), both separators, Windows drive letters in any case, JSON-escaped and URL-encoded
+   * separators, `file://` URLs. Linear in the text.
    */
   rewrite(text: string): string {
     if (typeof text !== "string" || text.length === 0) return text;
-    if (this.scanner === undefined) this.scanner = LiteralPathScanner.build(this.rewriteBases());
-    return this.scanner ? this.scanner.rewrite(text) : this.rewriteByRegex(text);
-  }
-
-  /** The reference implementation of {@link rewrite}; used when the fast scanner cannot be. */
-  private rewriteByRegex(text: string): string {
-    const re = (this.rewriter ??= this.buildRewriter());
-    re.lastIndex = 0;
-    return text.replace(re, (m: string, sep: string | undefined, offset: number) => {
-      if (sep !== undefined) return "";
-      // "…/t1." at the end of a sentence must not read as "..", the parent directory.
-      return text.charCodeAt(offset + m.length) === 46 ? "./" : ".";
-    });
-  }
-
-  /** Every spelling of the directory in text: both separators, JSON-escaped; longest first. */
-  private rewriteBases(): string[] {
-    const bases = new Set<string>();
-    for (const d of [this.dir, this.realDir]) {
-      if (!d) continue;
-      const fwd = d.replace(/\\/g, "/");
-      bases.add(fwd);
-      bases.add(fwd.replace(/\//g, "\\"));
-      bases.add(fwd.replace(/\//g, "\\\\"));
-      bases.add(fwd.replace(/\//g, "\\/"));
-    }
-    return [...bases].sort((a, b) => b.length - a.length);
-  }
-
-  private buildRewriter(): RegExp {
-    const alts = this.rewriteBases()
-      .map((b) => {
-        const drive = /^([A-Za-z]):/.exec(b);
-        const body = escapeRegExp(drive ? b.slice(1) : b);
-        return drive ? `[${drive[1]!.toUpperCase()}${drive[1]!.toLowerCase()}]${body}` : body;
+    if (this.rewriter === undefined) {
+      this.rewriter = PathRewriter.build({
+        own: [this.dir, this.realDir],
+        roots: [this.rootDir, this.realDir ? this.p.dirname(this.realDir) : undefined],
+        ownName: threadDirName(this.threadId),
       });
-    // Before: not in the middle of a path segment. After: a separator (consumed, so the rest
-    // stays relative) or a character that cannot continue the directory's last segment.
-    return new RegExp(
-      `(?<![\\w.\\-])(?:${alts.join("|")})(?:(${SEP})(?=[^\\s"'\`<>()\\[\\]{},;|])|(?:${SEP})?(?=${END}))`,
-      "g",
-    );
+    }
+    return this.rewriter ? this.rewriter.rewrite(text) : text;
   }
 
   /**
@@ -304,11 +267,6 @@ export class Workspace {
   }
 }
 
-/** A separator as it may appear in text: `\\` (JSON-escaped), `\/` (JSON-escaped slash), `\`, `/`. */
-const SEP = String.raw`\\\\|\\/|[\\/]`;
-/** What may follow the directory name when it is not followed by a path inside it. */
-const END = String.raw`$|[\s"'\`<>()\[\]{},;:|!?*]|\.(?![\w-])`;
-
 const SYSTEM_TOP_DIRS = new Set([
   "bin", "boot", "dev", "etc", "home", "lib", "lib32", "lib64", "media", "mnt", "opt", "proc", "root",
   "run", "sbin", "srv", "sys", "tmp", "usr", "var", "private", "Users", "System", "Library", "Volumes",
@@ -316,192 +274,4 @@ const SYSTEM_TOP_DIRS = new Set([
 
 function escapes(normalPosix: string): boolean {
   return normalPosix === ".." || normalPosix.startsWith("../");
-}
-
-const SEPARATORS = ["\\\\", "\\/", "\\", "/"];
-
-interface Spelling {
-  text: string;
-  /** What `indexOf` looks for: `text`, or `text` without its drive letter. */
-  search: string;
-  /** Set for `C:`-style paths, whose drive letter matches in either case (upper, lower). */
-  drive: [string, string] | undefined;
-}
-
-/**
- * The regex of {@link Workspace.rewrite}, as a hand-written scan: `indexOf` finds each spelling
- * of the directory (natively, much faster than the regex's per-position lookbehind), the
- * earliest occurrence of any spelling is tried first (longest spelling first at equal starts,
- * the regex's alternation order), with the regex's boundary rules, separator order and
- * replacements, and the scan resumes after each match as the regex does. No per-match callback.
- */
-class LiteralPathScanner {
-  private constructor(private readonly spellings: readonly Spelling[]) {}
-
-  /** `bases` in the regex's alternation order (longest first). */
-  static build(bases: readonly string[]): LiteralPathScanner | null {
-    if (bases.length === 0 || bases.some((b) => b.length < 2)) return null;
-    return new LiteralPathScanner(
-      bases.map((text): Spelling => {
-        const drive = /^[A-Za-z]:/.test(text) ? text[0]! : undefined;
-        return {
-          text,
-          search: drive ? text.slice(1) : text,
-          drive: drive ? [drive.toUpperCase(), drive.toLowerCase()] : undefined,
-        };
-      }),
-    );
-  }
-
-  rewrite(text: string): string {
-    const spellings = this.spellings;
-    const n = spellings.length;
-    // Next occurrence (start) of each spelling at or after the scan position; -1: none left.
-    const next = new Int32Array(n);
-    for (let s = 0; s < n; s++) next[s] = findSpelling(text, spellings[s]!, 0);
-    // The matches, flat: start, spelling index, tail code.
-    let found = new Int32Array(3 * 64);
-    let count = 0;
-    // Spelling/separator pairs seen at a place that was turned down (boundary or tail failed).
-    const refused = new Set<number>();
-    for (;;) {
-      let best = -1;
-      for (let s = 0; s < n; s++) if (next[s] !== -1 && (best === -1 || next[s]! < next[best]!)) best = s;
-      if (best === -1) break;
-      const sp = spellings[best]!;
-      const start = next[best]!;
-      const end = start + sp.text.length;
-      const tail = start > 0 && isPathWordChar(text.charCodeAt(start - 1)) ? -1 : matchTail(text, end);
-      if (tail < 0) {
-        for (let k = 0; k < SEPARATORS.length; k++) if (text.startsWith(SEPARATORS[k]!, end)) refused.add(best * 8 + k);
-        next[best] = findSpelling(text, sp, start + 1);
-        continue;
-      }
-      if (count + 3 > found.length) {
-        const grown = new Int32Array(found.length * 2);
-        grown.set(found);
-        found = grown;
-      }
-      found[count++] = start;
-      found[count++] = best;
-      found[count++] = tail;
-      const resume = end + tailConsumed(tail);
-      for (let s = 0; s < n; s++) if (next[s] !== -1 && next[s]! < resume) next[s] = findSpelling(text, spellings[s]!, resume);
-    }
-    if (count === 0) return text;
-    found = found.subarray(0, count);
-    const literal = this.uniformLiteral(found, refused);
-    if (literal !== undefined) return text.replaceAll(literal, "");
-    let out = "";
-    let from = 0;
-    for (let k = 0; k < found.length; k += 3) {
-      const start = found[k]!;
-      const tail = found[k + 2]!;
-      out += text.slice(from, start);
-      const kind = tail & 3;
-      if (kind !== 0) out += kind === 1 ? "." : "./";
-      from = start + spellings[found[k + 1]!]!.text.length + tailConsumed(tail);
-    }
-    return out + text.slice(from);
-  }
-
-  /**
-   * When every match is the same spelling plus the same separator, dropped, and that literal
-   * was never turned down anywhere, the matches are exactly the literal's leftmost
-   * non-overlapping occurrences, so one `replaceAll` (built natively, much faster than slices
-   * appended in JS) gives the same text. That is the usual shape of grep-like tool output.
-   */
-  private uniformLiteral(found: Int32Array, refused: ReadonlySet<number>): string | undefined {
-    const s = found[1]!;
-    const tail = found[2]!;
-    const sp = this.spellings[s]!;
-    if ((tail & 3) !== 0 || sp.drive) return undefined;
-    for (let k = 3; k < found.length; k += 3) if (found[k + 1] !== s || found[k + 2] !== tail) return undefined;
-    const sepIndex = tail >> 4;
-    if (refused.has(s * 8 + sepIndex)) return undefined;
-    return sp.text + SEPARATORS[sepIndex]!;
-  }
-}
-
-/** Start of the first occurrence of `sp` at or after `from`, or -1. */
-function findSpelling(text: string, sp: Spelling, from: number): number {
-  if (!sp.drive) return text.indexOf(sp.text, from);
-  let q = text.indexOf(sp.search, from + 1);
-  while (q !== -1) {
-    const c = text[q - 1];
-    if (c === sp.drive[0] || c === sp.drive[1]) return q - 1;
-    q = text.indexOf(sp.search, q + 1);
-  }
-  return -1;
-}
-
-/**
- * What follows the directory at `end`: a separator and a path (dropped), or an end (becomes
- * `.`, or `./` before a full stop). Encoded so the hot loop allocates nothing:
- * `separator index << 4 | consumed << 2 | kind` (kind 0: "", 1: ".", 2: "./"; separator index
- * 4: none), or -1 when neither applies.
- */
-function matchTail(text: string, end: number): number {
-  // SEPARATORS in order, by character code: "\\\\" (92 92), "\\/" (92 47), "\\" (92), "/" (47).
-  const c0 = text.charCodeAt(end);
-  const c1 = text.charCodeAt(end + 1);
-  const len = text.length;
-  if (c0 === 92 && c1 === 92 && end + 2 < len && !isTailStop(text.charCodeAt(end + 2))) return (0 << 4) | (2 << 2);
-  if (c0 === 92 && c1 === 47 && end + 2 < len && !isTailStop(text.charCodeAt(end + 2))) return (1 << 4) | (2 << 2);
-  if ((c0 === 92 || c0 === 47) && end + 1 < len && !isTailStop(c1)) return ((c0 === 92 ? 2 : 3) << 4) | (1 << 2);
-  if (c0 === 92 && c1 === 92 && isEndAt(text, end + 2)) return (0 << 4) | (2 << 2) | endKind(text, end + 2);
-  if (c0 === 92 && c1 === 47 && isEndAt(text, end + 2)) return (1 << 4) | (2 << 2) | endKind(text, end + 2);
-  if ((c0 === 92 || c0 === 47) && isEndAt(text, end + 1)) return ((c0 === 92 ? 2 : 3) << 4) | (1 << 2) | endKind(text, end + 1);
-  if (isEndAt(text, end)) return (4 << 4) | endKind(text, end);
-  return -1;
-}
-
-function endKind(text: string, p: number): number {
-  return text.charCodeAt(p) === 46 ? 2 : 1;
-}
-
-function tailConsumed(tail: number): number {
-  return (tail >> 2) & 3;
-}
-
-/** `[\w.\-]`: a character that continues a path segment. */
-function isPathWordChar(c: number): boolean {
-  return isWordChar(c) || c === 46 || c === 45;
-}
-
-function isWordChar(c: number): boolean {
-  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
-}
-
-/** JavaScript's `\s`. */
-function isSpace(c: number): boolean {
-  return (
-    (c >= 9 && c <= 13) || c === 32 || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) ||
-    c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff
-  );
-}
-
-/** ASCII lookup table: 1 for each character of `chars`. */
-function asciiSet(chars: string): Uint8Array {
-  const table = new Uint8Array(128);
-  for (const c of chars) table[c.charCodeAt(0)] = 1;
-  return table;
-}
-
-const TAIL_STOP = asciiSet('"\'`<>()[]{},;|');
-const END_CHARS = asciiSet('"\'`<>()[]{},;:|!?*');
-
-/** `[\s"'\`<>()\[\]{},;|]`: characters that cannot start the path after a separator. */
-function isTailStop(c: number): boolean {
-  return (c < 128 && TAIL_STOP[c] === 1) || isSpace(c);
-}
-
-/** {@link END} at position `p`. */
-function isEndAt(text: string, p: number): boolean {
-  if (p >= text.length) return true;
-  const c = text.charCodeAt(p);
-  if ((c < 128 && END_CHARS[c] === 1) || isSpace(c)) return true;
-  if (c !== 46) return false;
-  const after = text.charCodeAt(p + 1);
-  return !(isWordChar(after) || after === 45);
 }

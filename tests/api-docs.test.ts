@@ -1,4 +1,4 @@
-// docs/api.md documents every export of the three entry points and every property of every
+// docs/api.md documents every export of each entry point and every property of every
 // exported `*Options` interface. The reference part of the file is generated from the code
 // (types and JSDoc) by this file:
 //   UPDATE_API_DOCS=1 node --import tsx --test tests/api-docs.test.ts
@@ -19,6 +19,8 @@ const ENTRIES = [
   { file: "src/index.ts", specifier: "langgraph-workbench" },
   { file: "middleware/index.ts", specifier: "langgraph-workbench/middleware" },
   { file: "tools/index.ts", specifier: "langgraph-workbench/tools" },
+  { file: "src/fileops/index.ts", specifier: "langgraph-workbench/environment" },
+  { file: "src/web/index.ts", specifier: "langgraph-workbench/web" },
 ];
 
 interface Member {

@@ -3,7 +3,8 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { StructuredTool } from "@langchain/core/tools";
-import { createBasicTools, formatCurrentTime, isDangerousCommand, scrubEnv, threadIdFromConfig, workspaceFromConfig } from "../tools/index.js";
+import { createBasicTools, formatCurrentTime, isDangerousCommand, threadIdFromConfig, workspaceFromConfig } from "../tools/index.js";
+import { scrubEnv } from "../src/fileops/index.js";
 import { detectSandbox } from "../src/fileops/sandbox.js";
 import { tempRoot } from "./helpers/agentHarness.js";
 

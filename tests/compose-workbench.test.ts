@@ -21,7 +21,7 @@ after(async () => {
 });
 
 test("default parts: FileManager plus file, basic and web tools; shell only when enabled", async () => {
-  const wb = createWorkbench({ rootDir: root });
+  const wb = createWorkbench({ rootDir: root, webTools: { env: { TAVILY_API_KEY: "tvly-unused" } } });
   const names = wb.tools.map((t) => t.name);
   for (const n of ["read_file", "write_file", "patch", "get_current_time", "web_search", "web_extract"]) assert.ok(names.includes(n), `missing ${n}`);
   assert.ok(!names.includes("run_command"), "no shell unless asked");

@@ -11,6 +11,7 @@ import { createAgent } from "langchain";
 import { createFileTools } from "../tools/files.js";
 import { resolveFileToolOptions, type FileToolOptions } from "../tools/fileToolSupport.js";
 import { createWriteFileTool, looksLikeReadFileDisplay, writeFileCore } from "../tools/writeFile.js";
+import { isAtomicTempName } from "../src/fileops/tempFiles.js";
 
 let root: string;
 let ws: string;
@@ -43,7 +44,7 @@ describe("write_file basics", () => {
     const r = await write({ path: "run.sh", content: "#!/bin/sh\necho hi\n" });
     assert.equal(r.created, false);
     assert.equal((await stat(p)).mode & 0o777, 0o755);
-    assert.deepEqual((await readdir(ws)).filter((n) => n.endsWith(".tmp")), []);
+    assert.deepEqual((await readdir(ws)).filter(isAtomicTempName), []);
   });
   it("keeps CRLF line endings and the BOM of an existing file", async () => {
     await writeFile(path.join(ws, "win.txt"), "\uFEFFa\r\nb\r\n");
@@ -161,7 +162,7 @@ for (;;) await t.invoke({ path: "precious.txt", content: "N".repeat(64 * 1024 * 
       });
       // Kill while a temp file is being written (bounded wait for it to appear).
       const deadline = Date.now() + 15_000;
-      while (Date.now() < deadline && !(await readdir(ws)).some((n) => n.startsWith(".precious.txt.") && n.endsWith(".tmp"))) {
+      while (Date.now() < deadline && !(await readdir(ws)).some(isAtomicTempName)) {
         await new Promise((r) => setTimeout(r, 2));
       }
     } finally {

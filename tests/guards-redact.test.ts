@@ -130,7 +130,7 @@ describe("redaction markers", () => {
   });
 });
 
-describe("redactSecrets: the formats issue 9 found missed", () => {
+describe("redactSecrets: formats an earlier pattern set missed", () => {
   const jwt2 = `eyJhbGciOiJub25lIn0.eyJzdWIiOiJhZG1pbiJ9.`;
   const cases: Array<[string, string, string]> = [
     ["token-only URL credentials", `git remote add origin https://${tail(40)}@github.com/acme/app.git`, tail(40)],
@@ -169,7 +169,7 @@ describe("redactSecrets: the formats issue 9 found missed", () => {
       assert.equal(out.split("\n").length, text.split("\n").length);
     });
   }
-  it("keeps the benign config issue 9 saw masked", () => {
+  it("keeps benign config that an earlier pattern set masked", () => {
     for (const text of ["runtime.token=local", '{"token": "CPU"}', "token: ${{ secrets.X }}", "password_min_length = 12"]) {
       assert.equal(redactSecrets(text), text);
     }

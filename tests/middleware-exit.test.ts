@@ -17,6 +17,7 @@ after(() => cleanup());
 
 interface Outcome {
   finished: boolean;
+  stdout: string;
   /** Exit code, or "still running" when it had not exited `graceMs` after finishing. */
   exit: number | "still running";
   stderr: string;
@@ -35,7 +36,7 @@ function runScript(args: string[], graceMs: number): Promise<Outcome> {
       clearTimeout(grace);
       clearTimeout(overall);
       if (exit === "still running") child.kill("SIGKILL");
-      resolve({ finished: stdout.includes("finished"), exit, stderr });
+      resolve({ finished: stdout.includes("finished"), stdout, exit, stderr });
     };
     child.stdout.on("data", (b: Buffer) => {
       stdout += b.toString();
@@ -46,13 +47,25 @@ function runScript(args: string[], graceMs: number): Promise<Outcome> {
   });
 }
 
-it("a script using the middleware exits on its own after close(), and does not without it", async () => {
-  const [closed, open] = await Promise.all([runScript(["parcel"], 15_000), runScript(["parcel", "--no-close"], 3_000)]);
+// Bound after the turn finished; starting tsx + langchain is not part of it.
+const EXIT_BOUND_MS = 5_000;
+
+it("a script using createWorkbench exits on its own after close()", async () => {
+  const closed = await runScript(["parcel"], 15_000);
   assert.equal(closed.finished, true, closed.stderr);
+  assert.match(closed.stdout, /finished closed/, closed.stderr);
   assert.equal(closed.exit, 0, closed.stderr);
-  // Control: the live watcher is what keeps a process alive, so close() is what lets it go.
-  assert.equal(open.finished, true, open.stderr);
-  assert.equal(open.exit, "still running");
 });
+
+// Live watchers, idle timers and worker pools are unreferenced: forgetting close() (or an
+// exception that skips it) must not keep the process alive.
+for (const kind of ["parcel", "chokidar", "polling"]) {
+  it(`a script that never calls close() exits within ${EXIT_BOUND_MS} ms with a live ${kind} watcher`, async () => {
+    const open = await runScript([kind, "--no-close"], EXIT_BOUND_MS);
+    assert.equal(open.finished, true, open.stderr);
+    assert.match(open.stdout, /finished open/, "the tracker was still running when the script ended");
+    assert.equal(open.exit, 0, `still running ${EXIT_BOUND_MS} ms after its work was done (killed): ${open.stderr}`);
+  });
+}
 
 // The demo's own run (offline session, exit on its own) is tested in tests/demo.test.ts.

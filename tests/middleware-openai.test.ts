@@ -98,14 +98,18 @@ it("sends OpenAI a valid history: tree updates as user messages after the tool r
   assert.equal(out.messages.at(-1)?.content, "All done.");
   assert.equal(requests.length, 4, "every request was accepted");
   const treeTurns = requests.map((msgs) => msgs.filter((m) => m.role === "user" && m.name === "workspace_tree"));
-  assert.deepEqual(treeTurns.map((t) => t.length), [0, 1, 1, 1], "one current tree from the first change on");
-  const lastTree = String(treeTurns[3]![0]!.content);
-  assert.match(lastTree, /notes\.md/);
-  assert.doesNotMatch(lastTree, /plan\.md/, "the delete is visible to the next request");
+  assert.deepEqual(treeTurns.map((t) => t.length), [0, 1, 2, 3], "one workspace update per change, appended");
+  for (let i = 1; i < requests.length; i++) {
+    const prev = JSON.stringify(requests[i - 1]);
+    assert.ok(JSON.stringify(requests[i]!.slice(0, requests[i - 1]!.length)) === prev, `request ${i} extends request ${i - 1} byte for byte`);
+  }
+  const lastUpdate = String(treeTurns[3]!.at(-1)!.content);
+  assert.match(lastUpdate, /notes\.md|<workspace_changes/);
+  assert.ok(/− plan\.md/.test(lastUpdate) || (/<workspace_tree/.test(lastUpdate) && !/plan\.md/.test(lastUpdate)), "the delete is visible to the next request");
   assert.ok(requests.every((msgs) => !msgs.some((m) => m.role === "tool" && m.tool_call_id?.startsWith("workspace"))), "no invented tool_call_id");
 });
 
-it("the validator rejects the seed's way of injecting the tree (a tool message with an invented id)", () => {
+it("the validator rejects injecting the tree as a tool message with an invented id", () => {
   const seedStyle = [
     { role: "user", content: "go" },
     { role: "assistant", tool_calls: [{ id: "call_1" }] },

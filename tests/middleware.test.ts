@@ -72,7 +72,7 @@ describe("tree injection", () => {
     assert.equal(treeMessages(seen(quiet.model, 0)).length, 0);
   });
 
-  it("re-sends the tree at the very next model call after a tool creates, deletes or renames (no waiting)", async () => {
+  it("replace mode: re-sends the tree at the very next model call after a tool creates, deletes or renames (no waiting)", async () => {
     await mkdir(path.join(root, "moves"), { recursive: true });
     await writeFile(path.join(root, "moves", "keep.txt"), "x");
     await writeFile(path.join(root, "moves", "old.txt"), "x");
@@ -84,7 +84,7 @@ describe("tree injection", () => {
         "done",
       ],
       tools: workspaceTools(root),
-      middleware: [fileManager()],
+      middleware: [fileManager({ tree: { mode: "replace" } })],
     });
     const out = await run(agent, "moves");
     assert.match(lastTree(seen(model, 1)), /new\.txt/, "create seen at the next call");
@@ -114,11 +114,11 @@ describe("tree injection", () => {
     assert.equal(ids[0], ids[1], "same single tree message before and after the edit");
   });
 
-  it("keeps every tree with keepOnlyLatestTree: false", async () => {
+  it("replace mode keeps every tree with keepOnlyLatestTree: false", async () => {
     const { agent } = await makeAgent({
       script: [[{ name: "create_file", args: { path: "a" }, id: "c1" }], [{ name: "create_file", args: { path: "b" }, id: "c2" }], "done"],
       tools: workspaceTools(root),
-      middleware: [fileManager({ keepOnlyLatestTree: false })],
+      middleware: [fileManager({ tree: { mode: "replace" }, keepOnlyLatestTree: false })],
     });
     const out = await run(agent, "keep-all");
     assert.equal(treeMessages(out.messages).length, 2);
@@ -137,7 +137,8 @@ describe("tree injection", () => {
     await writeFile(path.join(root, "ext", "outside.txt"), "x");
     const out = await run(agent, "ext");
     assert.match(lastTree(seen(model, 1)), /outside\.txt/);
-    assert.equal(treeMessages(out.messages).length, 1);
+    // Append mode: the new listing is added after the first one, which stays.
+    assert.equal(treeMessages(out.messages).length, 2);
   });
 
   it("keeps two threads in two directories with no cross-talk", async () => {
@@ -212,10 +213,11 @@ describe("state", () => {
 describe("robustness", () => {
   it("never lets a hook failure end the run and reports it to onError", async () => {
     const blocker = path.join(root, "not-a-dir");
-    await writeFile(blocker, "a file where the root should be");
     const errors: string[] = [];
     const fm = createFileManagerMiddleware({ rootDir: blocker, onError: (e, ctx) => errors.push(`${ctx.hook}: ${e.message}`) });
     opened.push(fm);
+    // Broken after the build-time check: a file appears where the root should be.
+    await writeFile(blocker, "a file where the root should be");
     const { agent } = await makeAgent({ script: ["still answered"], tools: [], middleware: [fm] });
     const out = await run(agent, "t");
     assert.equal(text(out.messages.at(-1)), "still answered");

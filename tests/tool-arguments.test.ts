@@ -16,7 +16,7 @@ const passThrough = createMiddleware({ name: "PassThrough", wrapToolCall: (reque
 test("schema failures become error ToolMessages that name the field and the fix; the run continues", async () => {
   const { root, cleanup } = await tempRoot("wb-args-");
   try {
-    const tools = [...createBasicTools({ rootDir: root }), ...createFileTools({ rootDir: root }), ...createWebTools({ env: {} })];
+    const tools = [...createBasicTools({ rootDir: root }), ...createFileTools({ rootDir: root }), ...createWebTools({ env: { TAVILY_API_KEY: "tvly-unused" } })];
     const model = await scriptedModel([
       [
         { name: "read_file", args: { path: 42, offset: "first" }, id: "c1" },
@@ -36,7 +36,7 @@ test("schema failures become error ToolMessages that name the field and the fix;
     for (const m of toolMessages) {
       assert.equal(m.status, "error", `${m.name} should answer with an error`);
       const text = String(m.content);
-      assert.match(text, new RegExp(`invalid arguments for ${m.name}`));
+      assert.match(text, new RegExp(`Invalid arguments for ${m.name}`));
       assert.match(text, /Fix the arguments and call .* again/);
     }
     const read = String(toolMessages.find((m) => m.tool_call_id === "c1")!.content);
@@ -55,5 +55,5 @@ test("direct invocation with a tool call returns an error ToolMessage instead of
   assert.equal(out.status, "error");
   assert.equal(out.tool_call_id, "x1");
   const plain = await readFile.invoke({ path: 1 });
-  assert.match(String(plain), /invalid arguments for read_file/);
+  assert.match(String(plain), /Invalid arguments for read_file/);
 });

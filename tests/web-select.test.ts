@@ -114,21 +114,27 @@ describe("createWebTools backend selection (real SDKs against the fake)", () => 
     assert.equal(fake.requests.length, 0);
   });
 
-  test("no keys: web_search explains what to set; web_extract uses the keyless fetch backend", async () => {
-    const [search, extract] = createWebTools({ env: {}, ...common }) as StructuredTool[];
-    const s = await call(search!, { query: "q" });
-    assert.equal(s.success, false);
-    assert.match(s.error, /TAVILY_API_KEY/);
+  test("no keys: web_search is left out with one build-time warning naming what to set; web_extract uses the keyless fetch backend", async () => {
+    const warnings: string[] = [];
+    const original = console.warn;
+    console.warn = (...args: unknown[]) => void warnings.push(args.map(String).join(" "));
+    let tools: StructuredTool[];
+    try {
+      tools = createWebTools({ env: {}, ...common }) as StructuredTool[];
+    } finally {
+      console.warn = original;
+    }
+    assert.deepEqual(tools.map((t) => t.name), ["web_extract"], "web_search is not offered to the model");
+    assert.equal(warnings.length, 1, "one warning");
+    assert.match(warnings[0]!, /TAVILY_API_KEY/);
+    const [extract] = tools;
     // The fetch backend answers; the metadata URL is refused before any connection.
     const e = await call(extract!, { urls: ["http://169.254.169.254/"] });
     assert.equal(e.backend, "fetch");
     assert.match(e.results[0].error, /URL refused/);
   });
 
-  test("a backend named in config without its key gives a tool error naming the variable", async () => {
-    const [search] = createWebTools({ env: {}, searchBackend: "exa", ...common }) as StructuredTool[];
-    const s = await call(search!, { query: "q" });
-    assert.equal(s.success, false);
-    assert.match(s.error, /exa backend is not usable.*EXA_API_KEY/);
+  test("a backend named in config without its key fails the build, naming the variable", () => {
+    assert.throws(() => createWebTools({ env: {}, searchBackend: "exa", ...common }), /exa backend .* is not usable.*EXA_API_KEY/);
   });
 });

@@ -130,12 +130,14 @@ describe("keyless fetch backend through the tool", () => {
     await new Promise<void>((resolve) => site.listen(0, "127.0.0.1", resolve));
     const { port } = site.address() as AddressInfo;
     try {
-      const [, extract] = createWebTools({
+      // No search backend configured: web_search is left out, web_extract is keyless.
+      const extract = (createWebTools({
         env: {},
+        searchBackend: false,
         urlSafety: { lookup: fakePublicLookup, allowHosts: ["127.0.0.1", "localhost"] },
         policy: { respectRobots: "off", blocklist: { domains: ["localhost"] } },
         summarizer: false,
-      }) as StructuredTool[];
+      }) as StructuredTool[]).find((t) => t.name === "web_extract");
       const out = await call(extract!, {
         urls: [`http://127.0.0.1:${port}/ok`, `http://localhost:${port}/blocked`, "http://169.254.169.254/latest/meta-data/"],
       });

@@ -2,7 +2,7 @@ import { tool, type StructuredTool } from "@langchain/core/tools";
 import { z } from "zod";
 import type { EnvironmentOption } from "../src/fileops/environment.js";
 import { ENVIRONMENT_OPTION_MESSAGE, isEnvironmentOption } from "../src/fileops/threadEnvironment.js";
-import { markWorkbenchTool } from "../src/context/thread.js";
+import { markWorkbenchTool, toolAnswer } from "./toolResult.js";
 import { createRunCommandTool, type RunCommandToolOptions } from "./runCommand.js";
 
 /** Options of {@link createBasicTools}. */
@@ -69,12 +69,13 @@ const currentTimeInput = z.object({
 /** `get_current_time`: ISO 8601 with the zone's UTC offset plus a readable form. */
 export function createCurrentTimeTool(now: () => Date = () => new Date()): StructuredTool {
   const currentTime = tool(
-    ({ timezone }) => {
+    ({ timezone }, config) => {
       const zone = timezone?.trim() || Intl.DateTimeFormat().resolvedOptions().timeZone;
       try {
         return formatCurrentTime(now(), zone);
       } catch {
-        return `Error: unknown time zone "${timezone}". Use an IANA zone name such as "Europe/Paris", "Asia/Tokyo" or "UTC", or omit timezone for the local zone.`;
+        const fix = `Error: unknown time zone "${timezone}". Use an IANA zone name such as "Europe/Paris", "Asia/Tokyo" or "UTC", or omit timezone for the local zone.`;
+        return toolAnswer("get_current_time", config, fix, true);
       }
     },
     {

@@ -5,7 +5,7 @@
  */
 import os from "node:os";
 import path from "node:path";
-import { ToolMessage } from "@langchain/core/messages";
+import type { ToolMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import type { z } from "zod";
 import { assertFileOperations } from "../src/fileops/assert.js";
@@ -18,8 +18,10 @@ import { accessOpenGuard, contentAccessReason, type AccessPolicy } from "../src/
 import type { CredentialPattern } from "../src/guards/credentials.js";
 import { LIMITS } from "../src/guards/limits.js";
 import { writeTargetReason } from "../src/guards/writeTargets.js";
-import { Workspace, WorkspacePathError } from "../src/workspace.js";
+import { resolveRootDir, Workspace, WorkspacePathError } from "../src/workspace.js";
+import { assertUsableRootDir, rootDirIsLocal } from "../src/fileops/rootDir.js";
 import { workspaceFromConfig } from "../src/context/thread.js";
+import { toolAnswer } from "./toolResult.js";
 import { registerFileToolProbe, type FileToolProbe, type FileToolTarget } from "../src/context/probes.js";
 
 /** Options of {@link createFileTools} and of each file tool. */
@@ -110,6 +112,7 @@ export function resolveFileToolOptions(options: FileToolOptions = {}): ResolvedF
     throw new TypeError("rootDir must be a non-empty string");
   }
   if (options.confine !== undefined && typeof options.confine !== "boolean") throw new TypeError("confine must be a boolean");
+  assertUsableRootDir(resolveRootDir(options.rootDir), { local: rootDirIsLocal(options) });
   if (options.readImages !== undefined && typeof options.readImages !== "boolean") throw new TypeError("readImages must be a boolean");
   assertFileOperations(options.fileOps, FILE_TOOL_METHODS);
   if (options.environment !== undefined && !isEnvironmentOption(options.environment)) throw new TypeError(ENVIRONMENT_OPTION_MESSAGE);
@@ -250,14 +253,9 @@ export async function assertWritableTarget(target: FileTarget, opts: ResolvedFil
   if (reason) throw new FileToolError(reason.replace(target.systemPath, target.display));
 }
 
-interface ToolCallConfigLike {
-  toolCallId?: string;
-  toolCall?: { id?: string };
-}
-
 /**
- * A tool's answer: the JSON text, or — for an error inside an agent run — a ToolMessage with
- * `status: "error"`, so callers and middleware can tell failures apart without parsing.
+ * A file tool's answer: its JSON payload in the one tool answer shape ({@link toolAnswer}); a
+ * successful answer with media (an image block) is the JSON text block followed by the blocks.
  */
 export function fileToolResult(
   toolName: string,
@@ -269,10 +267,7 @@ export function fileToolResult(
   const content = JSON.stringify(payload);
   // Media (an image block) follows the JSON text block; the model sees both.
   if (!isError && blocks.length > 0) return [{ type: "text", text: content }, ...blocks];
-  const c = (config ?? {}) as ToolCallConfigLike;
-  const id = c.toolCallId ?? c.toolCall?.id;
-  if (!isError || !id) return content;
-  return new ToolMessage({ content, tool_call_id: id, name: toolName, status: "error" });
+  return toolAnswer(toolName, config, content, isError);
 }
 
 /** Turns anything thrown into a guiding error payload, with system paths rewritten to agent paths. */

@@ -9,6 +9,8 @@
  */
 import path from "node:path";
 import { z } from "zod";
+import { LineIndexCache, lineStartFor } from "../src/fileops/lineIndex.js";
+import { isAtomicTempName } from "../src/fileops/tempFiles.js";
 import type { FileOperations, FileStat, OpenGuard } from "../src/fileops/types.js";
 import { contentAccessReason } from "../src/guards/access.js";
 import { LIMITS } from "../src/guards/limits.js";
@@ -74,17 +76,30 @@ function rememberLineCount(key: string, count: number): void {
   if (lineCounts.size > LINE_COUNT_CACHE_SIZE) lineCounts.delete(lineCounts.keys().next().value!);
 }
 
-function countLinesOnce(ops: FileOperations, p: string, key: string, guard?: OpenGuard): Promise<number> {
-  let pending = pendingCounts.get(key);
+/** Files at least this big get a line index with their count (smaller ones read fast from byte 0). */
+const LINE_INDEX_MIN_BYTES = 1024 * 1024;
+/** An offset every this many lines: a read deep in the file skips at most this many lines. */
+const LINE_INDEX_EVERY = 1024;
+
+/** Counts the lines once per file version; with `indexes`, builds the line index in the same pass. */
+function countLinesOnce(ops: FileOperations, p: string, key: string, guard?: OpenGuard, indexes?: LineIndexCache): Promise<number> {
+  const indexLines = indexes ? ops.indexLines?.bind(ops) : undefined;
+  const pendingKey = indexLines ? `${key}\0index` : key;
+  let pending = pendingCounts.get(pendingKey);
   if (!pending) {
-    pending = ops
-      .countLines(p, guard)
+    const counted = indexLines
+      ? indexLines(p, LINE_INDEX_EVERY, guard).then((index) => {
+          indexes!.set(key, index);
+          return index.totalLines;
+        })
+      : ops.countLines(p, guard);
+    pending = counted
       .then((n) => {
         rememberLineCount(key, n);
         return n;
       })
-      .finally(() => pendingCounts.delete(key));
-    pendingCounts.set(key, pending);
+      .finally(() => pendingCounts.delete(pendingKey));
+    pendingCounts.set(pendingKey, pending);
   }
   return pending;
 }
@@ -127,6 +142,7 @@ export async function similarNames(ops: FileOperations, target: FileTarget): Pro
   const max = Math.max(2, Math.floor(wanted.length / 3));
   const scored: { name: string; score: number }[] = [];
   for (const e of entries) {
+    if (isAtomicTempName(e.name)) continue;
     const name = e.name.toLowerCase();
     let score = editDistance(wanted, name, max);
     if (score > max && stem.length >= 3 && (name.includes(stem) || stem.includes(name.replace(/\.[^.]*$/, "")))) score = max;
@@ -259,24 +275,34 @@ export function guardSecrets(lines: string[], offset: number, opts: ResolvedFile
 
 // ── the read ───────────────────────────────────────────────────────────────────────────────
 
-async function totalLinesOf(ops: FileOperations, p: string, s: FileStat, opts: ResolvedFileToolOptions, guard: OpenGuard): Promise<number | undefined> {
+async function totalLinesOf(ops: FileOperations, p: string, s: FileStat, opts: ResolvedFileToolOptions, guard: OpenGuard, indexes?: LineIndexCache): Promise<number | undefined> {
   const key = lineCountKey(ops, p, s);
+  const wantIndex = indexes !== undefined && typeof ops.indexLines === "function" && s.size >= LINE_INDEX_MIN_BYTES && indexes.get(key) === undefined;
   const known = lineCounts.get(key);
-  if (known !== undefined) return known;
-  if (s.size <= opts.countLinesInlineMaxBytes) return countLinesOnce(ops, p, key, guard);
-  // Huge file: answer now, count in the background for the next read — one count per file at
-  // a time, so a log that grows between reads is not scanned again and again in parallel.
+  if (known !== undefined && !wantIndex) return known;
+  if (known === undefined && s.size <= opts.countLinesInlineMaxBytes) return countLinesOnce(ops, p, key, guard, wantIndex ? indexes : undefined);
+  // Huge file: answer now, count (and index) in the background for the next read — one count
+  // per file at a time, so a log that grows between reads is not scanned again and again.
   if (!countingPaths.has(p)) {
     countingPaths.add(p);
-    countLinesOnce(ops, p, key, guard)
+    countLinesOnce(ops, p, key, guard, wantIndex ? indexes : undefined)
       .catch(() => undefined)
       .finally(() => countingPaths.delete(p));
   }
-  return undefined;
+  return known;
 }
 
-/** The read_file logic, returning the JSON payload (errors as `{ error }` with `isError`). */
-export async function readFileCore(args: ReadFileArgs, config: unknown, opts: ResolvedFileToolOptions): Promise<FileToolOutcome> {
+/**
+ * The read_file logic, returning the JSON payload (errors as `{ error }` with `isError`).
+ * `lineIndexes`: where line indexes of big files are kept (the tool's own cache); without it
+ * every read scans from the start of the file.
+ */
+export async function readFileCore(
+  args: ReadFileArgs,
+  config: unknown,
+  opts: ResolvedFileToolOptions,
+  lineIndexes?: LineIndexCache,
+): Promise<FileToolOutcome> {
   let target: FileTarget | undefined;
   try {
     const rawPath = (args as { path?: unknown })?.path;
@@ -306,10 +332,13 @@ export async function readFileCore(args: ReadFileArgs, config: unknown, opts: Re
     if (s.size === 0) {
       return { payload: { ...base, content: "", total_lines: 0, truncated: false, hint: "The file is empty (0 bytes)." }, isError: false };
     }
-    const read = await ops.readLines(target.systemPath, { offset: window.offset, limit: window.limit, maxLineChars: MAX_LINE_CHARS }, guard);
+    const key = lineCountKey(ops, target.systemPath, s);
+    const index = lineIndexes?.get(key);
+    const start = index ? lineStartFor(index, window.offset) : undefined;
+    const read = await ops.readLines(target.systemPath, { offset: window.offset, limit: window.limit, maxLineChars: MAX_LINE_CHARS, ...(start ? { start } : {}) }, guard);
     await recheckAfterRead(target, opts);
-    if (read.totalLines !== undefined) rememberLineCount(lineCountKey(ops, target.systemPath, s), read.totalLines);
-    const total = read.totalLines ?? (await totalLinesOf(ops, target.systemPath, s, opts, guard));
+    if (read.totalLines !== undefined) rememberLineCount(key, read.totalLines);
+    const total = read.totalLines ?? (await totalLinesOf(ops, target.systemPath, s, opts, guard, lineIndexes));
 
     if (read.lines.length === 0) {
       return {
@@ -369,6 +398,8 @@ export async function readFileCore(args: ReadFileArgs, config: unknown, opts: Re
  */
 export function createReadFileTool(options: FileToolOptions = {}) {
   const opts = resolveFileToolOptions(options);
+  // This tool's own line indexes of big files (bounded LRU: 16 MiB of offsets, 64 files).
+  const lineIndexes = new LineIndexCache();
   return defineFileTool({
     name: "read_file",
     description:
@@ -378,7 +409,7 @@ export function createReadFileTool(options: FileToolOptions = {}) {
       `PNG, JPEG, GIF and WebP images come back as an image block you can look at; a PDF comes back as text, offset and limit counting pages (up to ${LIMITS.pdfPagesPerRead} per call). ` +
       "Other binary files, devices, credential files (.env, keys) are refused; secrets are shown masked as «redacted…».",
     schema: readFileSchema,
-    run: async (args, config) => readFileCore(args, config, await threadFileOptions(opts, config)),
+    run: async (args, config) => readFileCore(args, config, await threadFileOptions(opts, config), lineIndexes),
     probe: {
       kind: "read",
       window: (args) => {

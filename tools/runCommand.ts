@@ -1,7 +1,8 @@
 /** The `run_command` tool: a thin tool over runAgentCommand (src/fileops/command.ts). */
 import { tool, type StructuredTool } from "@langchain/core/tools";
 import { z } from "zod";
-import { markWorkbenchTool, workspaceFromConfig } from "../src/context/thread.js";
+import { workspaceFromConfig } from "../src/context/thread.js";
+import { markWorkbenchTool } from "./toolResult.js";
 import {
   commandEnvironmentForThread,
   commandSandboxSchema,
@@ -15,6 +16,8 @@ import {
 import type { EnvironmentOption } from "../src/fileops/environment.js";
 import { ENVIRONMENT_OPTION_MESSAGE, isEnvironmentOption, ThreadEnvironments } from "../src/fileops/threadEnvironment.js";
 import type { FileOperations } from "../src/fileops/types.js";
+import { assertUsableRootDir, rootDirIsLocal } from "../src/fileops/rootDir.js";
+import { resolveRootDir } from "../src/workspace.js";
 
 /** Options of the `run_command` tool. */
 export interface RunCommandToolOptions {
@@ -86,6 +89,7 @@ export function createRunCommandTool(options: RunCommandToolOptions = {}): Struc
   const maxTimeout = opts.maxTimeoutSeconds ?? 600;
   const defaultTimeout = Math.min(opts.defaultTimeoutSeconds ?? DEFAULT_COMMAND_TIMEOUT_SECONDS, maxTimeout);
   const maxOutputChars = opts.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
+  assertUsableRootDir(resolveRootDir(opts.rootDir), { local: rootDirIsLocal(opts) });
   const environments = new ThreadEnvironments({ environment: opts.environment });
   prepareCommandSandbox(opts, opts.environment !== undefined, opts.rootDir);
 

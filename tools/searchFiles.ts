@@ -20,7 +20,7 @@ import { dropHardLinkedResults, verifyReportedLines } from "../src/search/refuse
 import { shapeResults } from "../src/search/results.js";
 import type { SearchOutcome, SearchRequest } from "../src/search/types.js";
 import type { Workspace } from "../src/workspace.js";
-import { markWorkbenchTool } from "../src/context/thread.js";
+import { markWorkbenchTool } from "./toolResult.js";
 import {
   accessPolicyFor,
   errorPayload,
@@ -189,11 +189,12 @@ export function createSearchFilesTool(options: SearchFilesToolOptions = {}) {
       const head = { pattern: args.pattern, target, path: display, ...(target === "content" ? { output_mode: mode } : {}), engine: outcome.engine };
       if (outcome.error) return { payload: { ...head, error: resolved.ws.rewrite(outcome.error) }, isError: true };
       const wsRef = resolved.ws;
+      const hiddenPolicy: AccessPolicy = { ...byName, workspaceDir: "." };
       const inside = `${wsRef.dir}${path.sep}`;
       const shaped = shapeResults(outcome, target, mode, {
         // The common case without path.relative: engines report paths under the workspace dir.
         display: (p) => (path.sep === "/" && p.startsWith(inside) ? p.slice(inside.length) : wsRef.toAgentPath(p)),
-        isHidden: (p) => contentAccessReason(p, { ...byName, workspaceDir: "." }) !== undefined,
+        isHidden: (p) => contentAccessReason(p, hiddenPolicy) !== undefined,
         redact: fileOpts.redactSecrets ? redactSecrets : (t) => t,
         maxLineChars: limits.maxLineChars,
         offset,

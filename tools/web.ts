@@ -7,6 +7,7 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { tool, type StructuredTool } from "@langchain/core/tools";
 import { z } from "zod";
+import { requireInstalled } from "../src/optional.js";
 import { WebsitePolicy, type PolicyBlock } from "../src/guards/policy.js";
 import { createWebsitePolicy, type WebPolicyOptions } from "../src/web/robots.js";
 import { checkUrlSafety, type UrlSafetyOptions } from "../src/guards/url.js";
@@ -14,11 +15,14 @@ import { urlKey, type ExtractedPage } from "../src/web/common.js";
 import { createWebDebugLog, type DebugUrlRecord, type WebDebugOptions } from "../src/web/debug.js";
 import { stripDataImages } from "../src/web/htmlToMarkdown.js";
 import { scrubSecrets } from "../src/web/retry.js";
-import { markWorkbenchTool } from "../src/context/thread.js";
+import type { ToolMessage } from "@langchain/core/messages";
+import { markWorkbenchTool, toolAnswer } from "./toolResult.js";
 import {
+  BACKEND_PACKAGE,
   buildBackend,
   configuredSecrets,
   selectBackend,
+  setupHint,
   type Env,
   type WebBackendsConfig,
   type WebTask,
@@ -32,10 +36,12 @@ export type SummaryTuning = Omit<SummarizeOptions, "model" | "onProgress" | "sig
 /** Options of {@link createWebTools}. */
 export interface WebToolsOptions {
   /**
-   * Backend for `web_search`: a ready {@link WebBackend}, or a name. Default: env
-   * `WEB_SEARCH_BACKEND`, else the first vendor with credentials (firecrawl > parallel > tavily > exa).
+   * Backend for `web_search`: a ready {@link WebBackend}, a name, or `false` to leave web_search
+   * out. Default: env `WEB_SEARCH_BACKEND`, else the first vendor with credentials (firecrawl >
+   * parallel > tavily > exa), else web_search is left out with one warning at build time. A
+   * backend named here or in the env switch must have its key: building throws otherwise.
    */
-  searchBackend?: Exclude<WebBackendName, "fetch"> | WebBackend;
+  searchBackend?: Exclude<WebBackendName, "fetch"> | WebBackend | false;
   /** Backend for `web_extract`, chosen like `searchBackend` (env `WEB_EXTRACT_BACKEND`), else the keyless `fetch`. */
   extractBackend?: WebBackendName | WebBackend;
   /** Per-backend keys, base URLs, timeouts, retries. Unset keys/URLs come from the environment. */
@@ -88,14 +94,22 @@ export interface WebProgressEvent {
 const MAX_SEARCH_RESULTS = 20;
 const DEFAULT_SEARCH_RESULTS = 5;
 
-const optionsSchema = z.object({
-  searchBackend: z.union([z.string(), z.object({ name: z.string() }).passthrough()]).optional(),
-  extractBackend: z.union([z.string(), z.object({ name: z.string() }).passthrough()]).optional(),
-  backends: z.record(z.string(), z.unknown()).optional(),
+const backendChoice = () =>
+  z.union([
+    z.custom<WebBackend>((v) => typeof v === "object" && v !== null && typeof (v as WebBackend).extract === "function", "a WebBackend object"),
+    // Names are checked by chooseBackend, whose message quotes the bad name and its source.
+    z.string(),
+  ]);
+
+/** The options schema of {@link createWebTools}. */
+export const webToolsOptionsSchema = z.object({
+  searchBackend: z.union([z.literal(false), backendChoice()]).optional(),
+  extractBackend: backendChoice().optional(),
+  backends: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
   env: z.record(z.string(), z.string().optional()).optional(),
   urlSafety: z.record(z.string(), z.unknown()).optional(),
-  policy: z.unknown().optional(),
-  summarizer: z.unknown().optional(),
+  policy: z.union([z.instanceof(WebsitePolicy), z.record(z.string(), z.unknown())]).optional(),
+  summarizer: z.union([z.literal(false), z.custom<BaseChatModel>((v) => typeof v === "object" && v !== null, "a chat model")]).optional(),
   summary: z.record(z.string(), z.unknown()).optional(),
   debug: z.record(z.string(), z.unknown()).optional(),
   maxUrls: z.number().int().min(1).max(50).optional(),
@@ -122,36 +136,6 @@ function emit(ctx: CallContext, event: WebProgressEvent): void {
   }
 }
 
-/** Resolves backends lazily (first use) so a missing key surfaces as a tool error, not at startup. */
-class BackendSlot {
-  private backend?: WebBackend;
-  private reason = "";
-  constructor(
-    private readonly task: WebTask,
-    private readonly choice: string | WebBackend | undefined,
-    private readonly build: (name: WebBackendName) => WebBackend,
-    private readonly env: Env,
-  ) {}
-
-  get(): { backend: WebBackend; reason: string } | { error: string } {
-    if (this.backend) return { backend: this.backend, reason: this.reason };
-    if (this.choice && typeof this.choice === "object") {
-      this.backend = this.choice;
-      this.reason = `${this.task}Backend option`;
-      return { backend: this.backend, reason: this.reason };
-    }
-    const selection = selectBackend(this.task, { configured: this.choice, env: this.env });
-    if ("error" in selection) return selection;
-    try {
-      this.backend = this.build(selection.name);
-      this.reason = selection.reason;
-      return { backend: this.backend, reason: this.reason };
-    } catch (err) {
-      return { error: `The ${selection.name} backend is not usable: ${err instanceof Error ? err.message : String(err)}` };
-    }
-  }
-}
-
 const searchInput = z.object({
   query: z.string().describe("What to look for, in plain words, e.g. `langgraph sqlite checkpointer`. Not a URL."),
   limit: z
@@ -160,61 +144,126 @@ const searchInput = z.object({
     .describe(`How many results to return: an integer from 1 to ${MAX_SEARCH_RESULTS}. Default ${DEFAULT_SEARCH_RESULTS}.`),
 });
 
-/**
- * Builds `web_search` and `web_extract`. Backends, guards and the summariser are resolved once,
- * here; the environment is read once (pass `env` to isolate it).
- */
-export function createWebTools(options: WebToolsOptions = {}): StructuredTool[] {
-  optionsSchema.parse(options);
+/** What both web tools share, resolved once per {@link createWebTools} call. */
+interface WebSetup {
+  env: Env;
+  config: WebBackendsConfig;
+  urlSafety: UrlSafetyOptions;
+  policy: WebsitePolicy;
+  secrets: string[];
+  maxUrls: number;
+  debug: ReturnType<typeof createWebDebugLog>;
+  deps: ExtractDeps;
+}
+
+function resolveWebSetup(options: WebToolsOptions): WebSetup {
   const env: Env = options.env ?? process.env;
   const config = options.backends ?? {};
-  const maxUrls = options.maxUrls ?? 10;
   const secrets = configuredSecrets(config, env);
+  // Optional peers: a configured feature whose package is missing is the operator's error, raised here.
+  if (options.summarizer === undefined && env.WORKBENCH_SUMMARY_MODEL?.trim()) {
+    requireInstalled("@langchain/openai", "WORKBENCH_SUMMARY_MODEL (the summariser from the environment)");
+  }
+  for (const [task, choice] of [
+    ["search", options.searchBackend],
+    ["extract", options.extractBackend],
+  ] as const) {
+    const selected = typeof choice === "object" || choice === false ? undefined : selectBackend(task, { configured: choice, env });
+    if (selected && "name" in selected && selected.name !== "fetch") {
+      requireInstalled(BACKEND_PACKAGE[selected.name], `The ${selected.name} web backend (${selected.reason})`);
+    }
+  }
   const urlSafety: UrlSafetyOptions = {
     ...options.urlSafety,
     allowPrivate: options.urlSafety?.allowPrivate ?? env.WORKBENCH_ALLOW_PRIVATE_URLS?.trim().toLowerCase() === "true",
   };
-  const policy =
-    options.policy instanceof WebsitePolicy
-      ? options.policy
-      : createWebsitePolicy({ urlSafety, ...(options.policy as WebPolicyOptions | undefined) });
-  const build = (name: WebBackendName) => buildBackend(name, config, env, { urlSafety, policy });
-  const searchSlot = new BackendSlot("search", options.searchBackend, build, env);
-  const extractSlot = new BackendSlot("extract", options.extractBackend, build, env);
-  // A summariser from the environment pulls in @langchain/openai (seconds to import): build it on first use.
-  let summarizer: Promise<Summarizer> | undefined;
-  const loadSummarizer = () =>
-    (summarizer ??= import("../src/web/summarize.js").then(async (m) => ({
-      model: options.summarizer === false ? undefined : (options.summarizer ?? (await m.summarizerFromEnv(env))),
-      summarize: m.summarizeContent,
-    })));
-  const debug = createWebDebugLog(options.debug ?? {}, env, secrets);
-  const deps: ExtractDeps = {
+  const policy = options.policy instanceof WebsitePolicy ? options.policy : createWebsitePolicy({ urlSafety, ...options.policy });
+  return {
+    env,
+    config,
     urlSafety,
     policy,
-    maxContentChars: options.maxContentChars ?? 100_000,
-    summarizer: options.summarizer === false ? undefined : loadSummarizer,
-    summary: options.summary ?? {},
     secrets,
+    maxUrls: options.maxUrls ?? 10,
+    debug: createWebDebugLog(options.debug ?? {}, env, secrets),
+    deps: {
+      urlSafety,
+      policy,
+      maxContentChars: options.maxContentChars ?? 100_000,
+      summarizer: options.summarizer === false ? undefined : summarizerLoader(options.summarizer, env),
+      summary: options.summary ?? {},
+      secrets,
+    },
   };
+}
 
+/** A summariser from the environment pulls in @langchain/openai (seconds to import): built on first use. */
+function summarizerLoader(given: BaseChatModel | undefined, env: Env): () => Promise<Summarizer> {
+  let summarizer: Promise<Summarizer> | undefined;
+  return () =>
+    (summarizer ??= import("../src/web/summarize.js").then(async (m) => ({
+      model: given ?? (await m.summarizerFromEnv(env)),
+      summarize: m.summarizeContent,
+    })));
+}
+
+/**
+ * The backend for `task`, decided at build time. An unknown name, or a backend the operator named
+ * (option or env switch) without its key, throws a TypeError for the operator; `undefined` means
+ * nothing is configured for search (the caller leaves web_search out).
+ */
+function chooseBackend(task: WebTask, choice: string | WebBackend | undefined, setup: WebSetup): { backend: WebBackend; reason: string } | undefined {
+  if (choice && typeof choice === "object") return { backend: choice, reason: `${task}Backend option` };
+  const selection = selectBackend(task, { configured: choice, env: setup.env });
+  if ("error" in selection) {
+    if (task === "search" && !/^Unknown/.test(selection.error)) return undefined;
+    throw new TypeError(`createWebTools: ${selection.error}`);
+  }
+  try {
+    return { backend: buildBackend(selection.name, setup.config, setup.env, { urlSafety: setup.urlSafety, policy: setup.policy }), reason: selection.reason };
+  } catch (err) {
+    throw new TypeError(`createWebTools: the ${selection.name} backend (${selection.reason}) is not usable: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+/**
+ * Builds `web_search` and `web_extract`. Backends, guards and the summariser are resolved once,
+ * here; the environment is read once (pass `env` to isolate it). Configuration mistakes throw
+ * here, for the operator; with no search backend configured, web_search is left out (one
+ * warning) and web_extract uses the keyless fetch backend.
+ */
+export function createWebTools(options: WebToolsOptions = {}): StructuredTool[] {
+  const parsed = webToolsOptionsSchema.safeParse(options ?? {});
+  if (!parsed.success) throw new TypeError(`Invalid createWebTools options: ${z.prettifyError(parsed.error)}`);
+  const setup = resolveWebSetup(options ?? {});
+  const tools: StructuredTool[] = [];
+  if (options.searchBackend !== false) {
+    const search = chooseBackend("search", options.searchBackend, setup);
+    if (search) tools.push(webSearchTool(setup, search));
+    else console.warn(`langgraph-workbench: web_search is off: no web search backend is configured. To enable it, ${setupHint("search")}; pass searchBackend: false to silence this.`);
+  }
+  tools.push(webExtractTool(setup, chooseBackend("extract", options.extractBackend, setup)!));
+  return tools;
+}
+
+type Chosen = { backend: WebBackend; reason: string };
+
+function webSearchTool(setup: WebSetup, chosen: Chosen): StructuredTool {
   const webSearch = tool(
-    neverThrows(secrets, async (input: z.infer<typeof searchInput>, runtime: unknown) => {
+    neverThrows("web_search", setup.secrets, async (input: z.infer<typeof searchInput>, runtime: unknown) => {
       const started = Date.now();
-      const slot = searchSlot.get();
-      const backendName = "backend" in slot ? slot.backend.name : null;
-      const result = await runSearch(input, slot, contextOf(runtime), secrets);
-      await debug?.record({
+      const result = await runSearch(input, chosen.backend, contextOf(runtime), setup.secrets);
+      await setup.debug?.record({
         tool: "web_search",
         started_at: new Date(started).toISOString(),
         duration_ms: Date.now() - started,
         parameters: { query: input.query, limit: input.limit },
-        backend: backendName,
-        backend_reason: "reason" in slot ? slot.reason : undefined,
+        backend: chosen.backend.name,
+        backend_reason: chosen.reason,
         result_count: "data" in result ? result.data.web.length : 0,
         error: "error" in result ? result.error : undefined,
       });
-      return JSON.stringify(result);
+      return toolAnswer("web_search", runtime, JSON.stringify(result), !result.success);
     }),
     {
       name: "web_search",
@@ -224,7 +273,11 @@ export function createWebTools(options: WebToolsOptions = {}): StructuredTool[] 
       schema: searchInput,
     },
   );
+  return markWorkbenchTool(webSearch);
+}
 
+function webExtractTool(setup: WebSetup, chosen: Chosen): StructuredTool {
+  const { maxUrls } = setup;
   const extractInput = z.object({
     urls: z
       .array(z.string())
@@ -234,25 +287,22 @@ export function createWebTools(options: WebToolsOptions = {}): StructuredTool[] 
       .optional()
       .describe("Summarise long pages with the configured model (default: true when a summariser is configured). Set false for the raw text."),
   });
-
   const webExtract = tool(
-    neverThrows(secrets, async (input: z.infer<typeof extractInput>, runtime: unknown) => {
+    neverThrows("web_extract", setup.secrets, async (input: z.infer<typeof extractInput>, runtime: unknown) => {
       const started = Date.now();
-      const slot = extractSlot.get();
-      const ctx = contextOf(runtime);
-      const { output, records } = await runExtract(input, maxUrls, slot, deps, ctx);
-      await debug?.record({
+      const { output, records } = await runExtract(input, maxUrls, chosen.backend, setup.deps, contextOf(runtime));
+      await setup.debug?.record({
         tool: "web_extract",
         started_at: new Date(started).toISOString(),
         duration_ms: Date.now() - started,
         parameters: { urls: input.urls, summarize: input.summarize },
-        backend: "backend" in slot ? slot.backend.name : null,
-        backend_reason: "reason" in slot ? slot.reason : undefined,
+        backend: chosen.backend.name,
+        backend_reason: chosen.reason,
         result_count: records.length,
         urls: records,
         error: "error" in output ? output.error : undefined,
       });
-      return JSON.stringify(output);
+      return toolAnswer("web_extract", runtime, JSON.stringify(output), "error" in output);
     }),
     {
       name: "web_extract",
@@ -262,27 +312,27 @@ export function createWebTools(options: WebToolsOptions = {}): StructuredTool[] 
       schema: extractInput,
     },
   );
-
-  return [markWorkbenchTool(webSearch), markWorkbenchTool(webExtract)];
+  return markWorkbenchTool(webExtract);
 }
 
-type Slot = ReturnType<BackendSlot["get"]>;
+
 
 /** Last line of defence: an unexpected bug becomes an error result, never an exception in the agent loop. */
-function neverThrows<I>(secrets: string[], fn: (input: I, runtime: unknown) => Promise<string>) {
-  return async (input: I, runtime: unknown): Promise<string> => {
+function neverThrows<I>(toolName: string, secrets: string[], fn: (input: I, runtime: unknown) => Promise<string | ToolMessage>) {
+  return async (input: I, runtime: unknown): Promise<string | ToolMessage> => {
     try {
       return await fn(input, runtime);
     } catch (err) {
       const message = scrubSecrets(err instanceof Error ? err.message : String(err), secrets).split("\n")[0];
-      return JSON.stringify({ success: false, error: `internal error: ${message}. Retry the call; if it persists, report it.` });
+      const content = JSON.stringify({ success: false, error: `internal error: ${message}. Retry the call; if it persists, report it.` });
+      return toolAnswer(toolName, runtime, content, true);
     }
   };
 }
 
 async function runSearch(
   input: { query: string; limit?: number },
-  slot: Slot,
+  backend: WebBackend,
   ctx: CallContext,
   secrets: string[],
 ): Promise<{ success: true; data: { web: unknown[] }; backend: string } | { success: false; error: string; backend?: string }> {
@@ -292,8 +342,6 @@ async function runSearch(
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SEARCH_RESULTS) {
     return { success: false, error: `limit must be an integer from 1 to ${MAX_SEARCH_RESULTS} (got ${input.limit}); omit it for ${DEFAULT_SEARCH_RESULTS}` };
   }
-  if ("error" in slot) return { success: false, error: slot.error };
-  const { backend } = slot;
   if (!backend.search) {
     return { success: false, error: `The ${backend.name} backend cannot search; configure a vendor backend for web_search`, backend: backend.name };
   }
@@ -326,14 +374,22 @@ interface ExtractDeps {
 
 type Verdict = { ok: true; warning?: string } | { ok: false; error: string; blocked_by_policy?: PolicyBlock };
 
-/** URL safety, then the website policy. Never throws. */
-async function vet(url: string, deps: ExtractDeps): Promise<Verdict> {
+/**
+ * robots.txt is checked when this process fetches the page (the keyless `fetch` backend), or for
+ * every backend when the policy says `robotsForVendors`.
+ */
+function checksRobots(backend: WebBackend, policy: WebsitePolicy): boolean {
+  return backend.name === "fetch" || policy.robotsForVendors;
+}
+
+/** URL safety, then the website policy (robots.txt only when `robots`). Never throws. */
+async function vet(url: string, deps: ExtractDeps, robots: boolean): Promise<Verdict> {
   try {
     const safety = await checkUrlSafety(url, deps.urlSafety);
     if (!safety.safe) {
       return { ok: false, error: `URL refused: ${safety.reason ?? "not a public http(s) address"}. Only public http(s) URLs can be read.` };
     }
-    const decision = await deps.policy.check(url);
+    const decision = await deps.policy.check(url, { robots });
     if (!decision.allowed) {
       const b = decision.blocked_by_policy;
       return {
@@ -356,7 +412,7 @@ function joinWarnings(...parts: Array<string | undefined>): string | undefined {
 async function runExtract(
   input: { urls: string[]; summarize?: boolean },
   maxUrls: number,
-  slot: Slot,
+  backend: WebBackend,
   deps: ExtractDeps,
   ctx: CallContext,
 ): Promise<{ output: { results: WebExtractToolResult[]; backend: string } | { success: false; error: string }; records: DebugUrlRecord[] }> {
@@ -365,8 +421,7 @@ async function runExtract(
     const error = `urls must hold 1 to ${maxUrls} URLs (got ${urls.length}); split longer lists into several web_extract calls`;
     return { output: { success: false, error }, records: [] };
   }
-  if ("error" in slot) return { output: { success: false, error: slot.error }, records: [] };
-  const { backend } = slot;
+  const robots = checksRobots(backend, deps.policy);
   const total = urls.length;
   let done = 0;
   const progress = (url: string, stage: WebProgressEvent["stage"]) =>
@@ -379,7 +434,7 @@ async function runExtract(
   const verdicts = await Promise.all(
     urls.map(async (url) => {
       progress(url, "checking");
-      const verdict = await vet(url, deps);
+      const verdict = await vet(url, deps, robots);
       if (!verdict.ok) finish(url, "blocked");
       return verdict;
     }),
@@ -409,9 +464,16 @@ async function runExtract(
         return { result, raw: 0 };
       }
       const page = pages[next++] ?? { url, title: "", content: "", error: `${backend.name} returned no result for this URL` };
-      const result = await finishPage(url, page, verdict.warning, wantSummary, input.summarize === true, deps, ctx.signal, (stage) =>
-        progress(url, stage),
-      );
+      const result = await finishPage(page, {
+        url,
+        warning: verdict.warning,
+        wantSummary,
+        askedForSummary: input.summarize === true,
+        deps,
+        signal: ctx.signal,
+        robots,
+        progress: (stage) => progress(url, stage),
+      });
       finish(url, result.result.error ? "failed" : "done");
       return result;
     }),
@@ -429,22 +491,33 @@ async function runExtract(
   return { output: { results: results.map((r) => r.result), backend: backend.name }, records };
 }
 
+/** How {@link finishPage} treats one page. */
+interface FinishPageOptions {
+  /** The URL the model asked for. */
+  url: string;
+  /** Advice from vetting the URL, carried into the result. */
+  warning: string | undefined;
+  /** Summarise when a summariser is configured (`summarize` not false). */
+  wantSummary: boolean;
+  /** The model passed `summarize: true` (a missing summariser is then worth a note). */
+  askedForSummary: boolean;
+  deps: ExtractDeps;
+  signal: AbortSignal | undefined;
+  /** Check robots.txt when vetting a redirect target (see `checksRobots`). */
+  robots: boolean;
+  progress: (stage: "summarizing") => void;
+}
+
 /** Redirect re-check, base64 stripping, summarisation. */
 async function finishPage(
-  url: string,
   page: ExtractedPage,
-  warning: string | undefined,
-  wantSummary: boolean,
-  askedForSummary: boolean,
-  deps: ExtractDeps,
-  signal: AbortSignal | undefined,
-  progress: (stage: "summarizing") => void,
+  { url, warning, wantSummary, askedForSummary, deps, signal, robots, progress }: FinishPageOptions,
 ): Promise<{ result: WebExtractToolResult; raw: number }> {
   const title = page.title ?? "";
   if (page.error) return { result: { url, title, content: "", error: page.error, ...(warning ? { warning } : {}) }, raw: 0 };
 
   if (page.finalUrl && urlKey(page.finalUrl) !== urlKey(url)) {
-    const verdict = await vet(page.finalUrl, deps);
+    const verdict = await vet(page.finalUrl, deps, robots);
     if (!verdict.ok) {
       const result: WebExtractToolResult = { url, title: "", content: "", error: `redirected to ${page.finalUrl}, which is refused: ${verdict.error}` };
       if (verdict.blocked_by_policy) result.blocked_by_policy = verdict.blocked_by_policy;

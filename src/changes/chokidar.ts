@@ -6,6 +6,7 @@ const STRUCTURAL = new Set(["add", "addDir", "unlink", "unlinkDir"]);
 
 /**
  * Tracker on chokidar 4 (one `fs.watch` per directory plus an initial stat of every entry).
+ * Non-persistent, so it never keeps the process alive.
  * `add`/`addDir`/`unlink`/`unlinkDir` bump `generation`; `change` only advances `newestMtimeMs`.
  */
 export class ChokidarTracker extends WatchingTracker {
@@ -17,6 +18,8 @@ export class ChokidarTracker extends WatchingTracker {
     const isIgnored = ignoredPathMatcher(this.dir, this.options.ignoreNames);
     const watcher = watch(this.dir, {
       ignoreInitial: true,
+      // Unreferenced fs.watch handles: a process that forgets close() still exits.
+      persistent: false,
       followSymlinks: false,
       ignorePermissionErrors: true,
       ignored: (p: string) => isIgnored(p),

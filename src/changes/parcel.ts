@@ -1,43 +1,36 @@
-import type { AsyncSubscription, Event } from "@parcel/watcher";
 import path from "node:path";
 import { ignoredPathMatcher } from "./ignore-names.js";
+import { parcelHost, type ParcelEvent } from "./parcelHost.js";
 import { WatchingTracker } from "./watching.js";
 
 /**
  * Tracker on `@parcel/watcher` (native, recursive: inotify on Linux, FSEvents on macOS,
- * ReadDirectoryChangesW on Windows). `create`/`delete` events (renames arrive as a pair) bump
- * `generation`; `update` events only advance `newestMtimeMs`.
+ * ReadDirectoryChangesW on Windows), run in the process's unreferenced watcher thread
+ * ({@link parcelHost}) so a live watcher never keeps the process alive. `create`/`delete` events
+ * (renames arrive as a pair) bump `generation`; `update` events only advance `newestMtimeMs`.
  */
 export class ParcelTracker extends WatchingTracker {
   readonly kind = "parcel" as const;
-  private subscription: AsyncSubscription | undefined;
+  private unsubscribe: (() => Promise<void>) | undefined;
 
   protected async openWatcher(): Promise<void> {
-    // Loaded on first use: the native addon costs nothing for users who never track changes.
-    const watcher = await import("@parcel/watcher");
     const isIgnored = ignoredPathMatcher(this.dir, this.options.ignoreNames);
-    this.subscription = await watcher.subscribe(
+    this.unsubscribe = await parcelHost().subscribe(
       this.dir,
-      (err, events) => {
-        if (err) {
-          this.watcherFailed(err);
-          return;
-        }
-        this.onEvents(events, isIgnored);
-      },
       // Exact paths, not `**/name` globs: parcel matches globs against every path it crawls,
-      // which tripled its ready time at 100k files. Deeper matches are filtered above.
-      { ignore: this.options.ignoreNames.map((n) => path.join(this.dir, n)) },
+      // which tripled its ready time at 100k files. Deeper matches are filtered below.
+      this.options.ignoreNames.map((n) => path.join(this.dir, n)),
+      { onEvents: (events) => this.onEvents(events, isIgnored), onError: (err) => this.watcherFailed(err) },
     );
   }
 
   protected async closeWatcher(): Promise<void> {
-    const sub = this.subscription;
-    this.subscription = undefined;
-    await sub?.unsubscribe();
+    const unsubscribe = this.unsubscribe;
+    this.unsubscribe = undefined;
+    await unsubscribe?.();
   }
 
-  private onEvents(events: Event[], isIgnored: (p: string) => boolean): void {
+  private onEvents(events: ParcelEvent[], isIgnored: (p: string) => boolean): void {
     const now = Date.now();
     let structural = false;
     let touched = false;

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
+import { isAtomicTempName } from "../fileops/tempFiles.js";
 import pLimit from "p-limit";
 import type { FileOperations } from "../fileops/types.js";
 import { BaseTracker, type TrackerOptions } from "./base.js";
@@ -220,7 +221,7 @@ export class PollingTracker extends BaseTracker {
       const names: string[] = [];
       const subdirs: string[] = [];
       for (const d of dirents) {
-        if (this.isIgnored(d.name)) continue;
+        if (this.isIgnored(d.name) || isAtomicTempName(d.name)) continue;
         const isDir = d.isDirectory();
         names.push(`${isDir ? "d" : d.isSymbolicLink() ? "l" : "f"}:${d.name}`);
         if (isDir) subdirs.push(path.join(dir, d.name));

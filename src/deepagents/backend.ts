@@ -24,6 +24,7 @@ import type {
   ExecuteResponse,
   WriteResult,
 } from "deepagents";
+import { isAtomicTempName } from "../fileops/tempFiles.js";
 import { hasBinaryExtension, SNIFF_BYTES, sniffBinary } from "../guards/binary.js";
 import { mediaReadDecision } from "../guards/media.js";
 import { PdfReadError } from "../media/pdf.js";
@@ -250,7 +251,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       const s = await t.ops.stat(t.system);
       if (!s) return { error: `Directory '${t.shown}' not found. Call ls("/") to see the workspace.` };
       if (s.type !== "directory") return { error: `'${t.shown}' is a file, not a directory. Use read_file to read it.` };
-      const entries = (await t.ops.readdir(t.system)).sort((a, b) => a.name.localeCompare(b.name));
+      const entries = (await t.ops.readdir(t.system)).filter((e) => !isAtomicTempName(e.name)).sort((a, b) => a.name.localeCompare(b.name));
       const files = await Promise.all(
         entries.map(async (e): Promise<FileInfo> => {
           const child = joinSystem(t.system, e.name);
@@ -610,6 +611,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
     const siblings = await t.ops.readdir(dir).catch(() => []);
     const similar = siblings
       .map((e) => e.name)
+      .filter((n) => !isAtomicTempName(n))
       .filter((n) => {
         const stem = n.toLowerCase().replace(/\.[^.]*$/, "");
         return !contentAccessReason(joinSystem(dir, n), { ...this.policy(t.ws), workspaceDir: t.ws.dir, confine: false }) && ((base.length >= 3 && n.toLowerCase().startsWith(base.slice(0, 3))) || (stem.length >= 3 && base.includes(stem)));
@@ -715,6 +717,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       const entries = await t.ops.readdir(current).catch(() => []);
       entries.sort((a, b) => a.name.localeCompare(b.name));
       for (const e of entries) {
+        if (isAtomicTempName(e.name)) continue;
         const childRel = rel ? `${rel}/${e.name}` : e.name;
         const child = joinSystem(current, e.name);
         if (e.type === "directory") {

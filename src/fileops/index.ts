@@ -1,27 +1,23 @@
-// File operations backends: ShellFileOperations and the environments it runs commands in;
-// SftpFileOperations (SshEnvironment.fileOps).
-// LocalFileOperations (native fs) lives in ./local.ts.
-export { ShellFileOperations, type ShellFileOperationsOptions } from "./shell.js";
+// Public API of "langgraph-workbench/environment": where a thread's files live and its commands
+// run. An Environment runs commands (this machine, a bubblewrap sandbox, Docker, SSH); a
+// FileOperations reaches files (native fs, SFTP, or a shell over any Environment's exec).
 export type { Environment, EnvironmentOption, EnvironmentProvider, ExecOptions, ExecResult } from "./environment.js";
-export { LocalShellEnvironment, LocalEnvironment, type LocalShellEnvironmentOptions, type LocalEnvironmentOptions } from "./localShell.js";
-export {
-  ThreadEnvironments,
-  EnvironmentUnavailableError,
-  defaultLocalEnvironment,
-  environmentFor,
-  fileOperationsOf,
-  isLocalEnvironment,
-  isLocalFileOperations,
-  type ThreadEnvironmentOptions,
-} from "./threadEnvironment.js";
-export { SshEnvironment, hostKeyMatcher, type SshEnvironmentOptions } from "./ssh.js";
+export { OpenRefusedError, type DirEntry, type EntryType, type FileOperations, type FileStat, type OpenGuard, type OpenedInfo } from "./types.js";
+
+// file access
+export { LocalFileOperations } from "./local.js";
+export { ShellFileOperations, type ShellFileOperationsOptions } from "./shell.js";
 export { SftpFileOperations, type SftpFileOperationsOptions, type SftpSource } from "./sftp.js";
+export { withPathLock, withPathLocks } from "./lock.js";
+
+// environments
+export { LocalShellEnvironment, LocalEnvironment, type LocalShellEnvironmentOptions, type LocalEnvironmentOptions } from "./localShell.js";
+export { SshEnvironment, hostKeyMatcher, type SshEnvironmentOptions } from "./ssh.js";
 export { DockerEnvironment, type DockerEnvironmentOptions } from "./docker.js";
 export {
   SandboxEnvironment,
   commandEnvironmentFor,
   detectSandbox,
-  defaultSandboxEnv,
   type CommandEnvironment,
   type CommandEnvironmentOptions,
   type SandboxAvailability,
@@ -35,4 +31,29 @@ export {
   type DockerSandboxOptions,
   type DockerSandboxProvider,
 } from "./dockerSandbox.js";
+
+// one thread → one environment; the one place that decides "local or remote"
+export {
+  ThreadEnvironments,
+  EnvironmentUnavailableError,
+  environmentFor,
+  fileOperationsOf,
+  type ThreadEnvironmentOptions,
+} from "./threadEnvironment.js";
+export { isLocalEnvironment, isLocalFileOperations } from "./locality.js";
+
+// running an agent's command line (what run_command and WorkbenchBackend.execute share)
+export {
+  runAgentCommand,
+  runShellCommand,
+  scrubEnv,
+  commandEnvironmentForThread,
+  DEFAULT_COMMAND_TIMEOUT_SECONDS,
+  DEFAULT_MAX_OUTPUT_CHARS,
+  type AgentCommandResult,
+  type AgentCommandSettings,
+  type CommandSandboxOptions,
+  type RunShellCommandOptions,
+  type ShellCommandResult,
+} from "./command.js";
 export { shellQuote } from "./quote.js";

@@ -45,7 +45,9 @@ export class LineWindowCollector {
   private sawAny = false;
   private lastByteWasNewline = false;
 
-  constructor(window: LineWindow) {
+  /** `startLine`: the line the first chunk begins with (a read from an indexed offset). */
+  constructor(window: LineWindow, startLine = 1) {
+    this.lineNo = Math.max(1, Math.floor(startLine));
     this.first = Math.max(1, Math.floor(window.offset));
     this.last = this.first + Math.max(0, Math.floor(window.limit)) - 1;
     this.maxLineChars = window.maxLineChars;

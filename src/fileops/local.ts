@@ -3,11 +3,12 @@
  * per call, unlike a shell backend. Reads stream in fixed-size chunks and stop once the
  * requested window is filled, so the first lines of a 1 GB file cost a few chunks.
  */
-import { randomBytes } from "node:crypto";
 import type { Stats } from "node:fs";
 import { constants } from "node:fs";
+import { atomicTempName, whileWriting } from "./tempFiles.js";
 import { chmod, lstat, mkdir, open, readdir, readFile, readlink, realpath, rename, stat, unlink, type FileHandle } from "node:fs/promises";
 import path from "node:path";
+import { LineIndexBuilder, type LineIndex, type LineStart } from "./lineIndex.js";
 import { LineCounter, LineWindowCollector } from "./lines.js";
 import { OpenRefusedError, type DirEntry, type EntryType, type FileOperations, type FileStat, type OpenGuard, type OpenedInfo } from "./types.js";
 
@@ -28,6 +29,18 @@ function toFileStat(s: Stats): FileStat {
 function isMissing(err: unknown): boolean {
   const code = (err as NodeJS.ErrnoException).code;
   return code === "ENOENT" || code === "ENOTDIR";
+}
+
+/**
+ * Whether an indexed start still describes the open file: the same inode, and a newline just
+ * before the offset (a file rewritten with the same size and mtime fails this almost always).
+ */
+async function startStillFits(fh: FileHandle, start: LineStart): Promise<boolean> {
+  if (start.byte <= 0) return start.byte === 0 && start.line === 1;
+  if (start.ino !== undefined && (await fh.stat()).ino !== start.ino) return false;
+  const one = Buffer.alloc(1);
+  const { bytesRead } = await fh.read(one, 0, 1, start.byte - 1);
+  return bytesRead === 1 && one[0] === 0x0a;
 }
 
 /** Open flags for reads: never block on a FIFO that has no writer, never follow into a tty. */
@@ -166,24 +179,45 @@ export class LocalFileOperations implements FileOperations {
 
   async readLines(
     p: string,
-    window: { offset: number; limit: number; maxLineChars: number },
+    window: { offset: number; limit: number; maxLineChars: number; start?: LineStart },
     guard?: OpenGuard,
   ): Promise<{ lines: string[]; cutLines: number[]; hasMore: boolean; totalLines?: number }> {
-    const collector = new LineWindowCollector(window);
     const fh = await openChecked(p, READ_FLAGS, guard);
     try {
+      const start = window.start && window.start.line <= window.offset && (await startStillFits(fh, window.start)) ? window.start : undefined;
+      const collector = new LineWindowCollector(window, start?.line ?? 1);
+      // Sequential reads (position null) unless starting at an offset: a pipe cannot seek.
+      let position = start ? start.byte : null;
       const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
       for (;;) {
-        const { bytesRead } = await fh.read(chunk, 0, CHUNK_BYTES, null);
+        const { bytesRead } = await fh.read(chunk, 0, CHUNK_BYTES, position);
+        if (position !== null) position += bytesRead;
         if (bytesRead === 0) break;
         // A view of the bytes just read: stale bytes of an earlier, longer read are never seen.
         const done = collector.push(bytesRead === CHUNK_BYTES ? chunk : chunk.subarray(0, bytesRead));
         if (done) return done;
       }
+      return collector.end();
     } finally {
       await fh.close();
     }
-    return collector.end();
+  }
+
+  async indexLines(p: string, every: number, guard?: OpenGuard): Promise<LineIndex> {
+    const fh = await openChecked(p, READ_FLAGS, guard);
+    try {
+      const { ino } = await fh.stat();
+      const chunk = Buffer.allocUnsafe(1024 * 1024);
+      const builder = new LineIndexBuilder(every);
+      for (;;) {
+        const { bytesRead } = await fh.read(chunk, 0, chunk.length, null);
+        if (bytesRead === 0) break;
+        builder.push(chunk.subarray(0, bytesRead));
+      }
+      return builder.finish(ino);
+    } finally {
+      await fh.close();
+    }
   }
 
   async countLines(p: string, guard?: OpenGuard): Promise<number> {
@@ -218,23 +252,25 @@ export class LocalFileOperations implements FileOperations {
     const dirsCreated = await this.mkdirp(dir);
     const existing = await this.stat(p);
     const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
-    const temp = path.join(dir, `.${path.basename(p)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+    const temp = path.join(dir, atomicTempName());
     const mode = existing?.type === "file" ? existing.mode : 0o644;
-    const fh = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode);
-    try {
+    await whileWriting(temp, async () => {
+      const fh = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode);
       try {
-        await fh.writeFile(bytes);
-        await fh.sync();
-      } finally {
-        await fh.close();
+        try {
+          await fh.writeFile(bytes);
+          await fh.sync();
+        } finally {
+          await fh.close();
+        }
+        // open() applies the umask; chmod makes the mode exactly the old file's.
+        if (existing?.type === "file") await chmod(temp, existing.mode);
+        await rename(temp, p);
+      } catch (err) {
+        await unlink(temp).catch(() => undefined);
+        throw err;
       }
-      // open() applies the umask; chmod makes the mode exactly the old file's.
-      if (existing?.type === "file") await chmod(temp, existing.mode);
-      await rename(temp, p);
-    } catch (err) {
-      await unlink(temp).catch(() => undefined);
-      throw err;
-    }
+    });
     await this.syncDir(dir);
     return { bytesWritten: bytes.length, dirsCreated };
   }
@@ -253,23 +289,26 @@ export class LocalFileOperations implements FileOperations {
       const target = path.join(held.via, name);
       const existing = await stat(target).catch(() => undefined);
       const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
-      const tempName = `.${name}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
+      const tempName = atomicTempName();
       const temp = path.join(held.via, tempName);
       const mode = existing?.isFile() ? existing.mode & 0o7777 : 0o644;
-      const fh = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0), mode);
-      try {
+      // Registered under its real path: cleanup lists directories by path, not through the held fd.
+      await whileWriting(path.join(path.dirname(p), tempName), async () => {
+        const fh = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0), mode);
         try {
-          await fh.writeFile(bytes);
-          if (existing?.isFile()) await fh.chmod(existing.mode & 0o7777);
-          await fh.sync();
-        } finally {
-          await fh.close();
+          try {
+            await fh.writeFile(bytes);
+            if (existing?.isFile()) await fh.chmod(existing.mode & 0o7777);
+            await fh.sync();
+          } finally {
+            await fh.close();
+          }
+          await rename(temp, target);
+        } catch (err) {
+          await unlink(temp).catch(() => undefined);
+          throw err;
         }
-        await rename(temp, target);
-      } catch (err) {
-        await unlink(temp).catch(() => undefined);
-        throw err;
-      }
+      });
       await held.fh.sync().catch(() => undefined);
       return { bytesWritten: bytes.length, dirsCreated };
     } finally {

@@ -18,11 +18,11 @@
  *   overwrite). A server without posix-rename gets unlink + rename (not atomic; OpenSSH has it).
  *   The directory itself is not fsynced (SFTP has no request for it).
  */
-import { randomBytes } from "node:crypto";
 import path from "node:path";
 import type { Attributes, FileEntryWithStats, OpenMode, SFTPWrapper } from "ssh2";
 import { LineCounter, LineWindowCollector } from "./lines.js";
 import { fsError } from "./shell.js";
+import { atomicTempName } from "./tempFiles.js";
 import type { DirEntry, EntryType, FileOperations, FileStat } from "./types.js";
 
 /** Where the SFTP session comes from (an SshEnvironment). */
@@ -364,7 +364,7 @@ export class SftpFileOperations implements FileOperations {
       const existing = await s.statOrNull(p, true);
       if (existing && typeOf(existing.mode) === "directory") throw fsError("EISDIR", "open", p);
       const keepMode = existing && typeOf(existing.mode) === "file" ? existing.mode & 0o7777 : undefined;
-      const temp = path.posix.join(dir, `.${path.posix.basename(p)}.${randomBytes(6).toString("hex")}.tmp`);
+      const temp = path.posix.join(dir, atomicTempName());
       // New files get 0644 minus the server's umask, as a local open(…, 0o644) would.
       const handle = await s.open(temp, "wx", keepMode ?? 0o644).catch(async (error: unknown) => {
         throw await this.refine(s, error, "open", temp, true);

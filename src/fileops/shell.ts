@@ -2,6 +2,7 @@ import { constants as osConstants } from "node:os";
 import path from "node:path";
 import type { Environment, ExecResult } from "./environment.js";
 import { withArgs } from "./quote.js";
+import { SHELL_TEMP_TEMPLATE } from "./tempFiles.js";
 import type { DirEntry, EntryType, FileOperations, FileStat } from "./types.js";
 
 /** Options of {@link ShellFileOperations}. */
@@ -151,7 +152,7 @@ shift 3
 ${COUNT_MISSING}
 if [ -d "$p" ]; then wb_fail EISDIR; fi
 mkdir -p -- "$d" || exit 87
-tmp=$(mktemp "$d/.wb-write.XXXXXXXX") || exit 87
+tmp=$(mktemp "$d/${SHELL_TEMP_TEMPLATE}") || exit 87
 trap 'rm -f -- "$tmp"' EXIT
 cat > "$tmp" || exit 87
 if [ -e "$p" ]; then chmod --reference="$p" -- "$tmp" || exit 87

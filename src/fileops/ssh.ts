@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import pLimit, { type LimitFunction } from "p-limit";
 import type { Client, ClientChannel, ConnectConfig, SFTPWrapper } from "ssh2";
 import { checkExecOptions, type Environment, type ExecOptions, type ExecResult } from "./environment.js";
+import { loadOptional, requireInstalled } from "../optional.js";
 import { shellQuote } from "./quote.js";
 import { SftpFileOperations, sftpChannelOpen } from "./sftp.js";
 
@@ -77,6 +78,7 @@ export class SshEnvironment implements Environment {
   private sftpSession: SftpSession | undefined;
 
   constructor(options: SshEnvironmentOptions) {
+    requireInstalled("ssh2", "The SSH environment");
     this.config = toConnectConfig(options);
     this.defaultTimeoutMs = positive(options.defaultTimeoutMs, "defaultTimeoutMs") ?? 60_000;
     this.limit = pLimit(positive(options.maxConcurrentCommands, "maxConcurrentCommands") ?? 8);
@@ -237,7 +239,7 @@ async function openClient(config: ConnectConfig, onClose: () => void): Promise<C
 
 /** ssh2 is loaded on first connect: importing it costs ~100+ ms, which users without SSH skip. */
 async function loadClient(): Promise<typeof Client> {
-  const ssh2 = await import("ssh2");
+  const ssh2 = await loadOptional("ssh2", "The SSH environment", () => import("ssh2"));
   return ssh2.Client ?? (ssh2 as unknown as { default: { Client: typeof Client } }).default.Client;
 }
 

@@ -4,6 +4,8 @@
  * Implementations: LocalFileOperations (native fs), SftpFileOperations (SSH hosts, no process
  * per call) and ShellFileOperations (over an Environment: local bash, SSH, docker exec).
  */
+import type { LineIndex, LineStart } from "./lineIndex.js";
+
 export type EntryType = "file" | "directory" | "symlink" | "other";
 
 export interface FileStat {
@@ -72,11 +74,17 @@ export interface FileOperations {
    */
   readLines(
     path: string,
-    window: { offset: number; limit: number; maxLineChars: number },
+    window: { offset: number; limit: number; maxLineChars: number; start?: LineStart },
     guard?: OpenGuard,
   ): Promise<{ lines: string[]; cutLines: number[]; hasMore: boolean; totalLines?: number }>;
   /** Counts lines by streaming the file (for the "of T lines" hint; callers cache by size+mtime). */
   countLines(path: string, guard?: OpenGuard): Promise<number>;
+  /**
+   * Optional: counts lines and records the offset of every `every`-th line in the same pass.
+   * Backends that have it honour `window.start` in {@link readLines} (a hint: a start that no
+   * longer fits the file is ignored and the file read from byte 0); others ignore the hint.
+   */
+  indexLines?(path: string, every: number, guard?: OpenGuard): Promise<LineIndex>;
   /** The whole file as UTF-8. Callers check the size first. */
   readText(path: string, guard?: OpenGuard): Promise<string>;
   /** Atomic write: temp file in the same directory, fsync, rename; keeps mode; creates parents. */

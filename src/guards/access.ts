@@ -46,17 +46,46 @@ const HARD_LINK_REASON =
   "is a hard link (the same file has another name), and that other name may be a protected file, so it is not shown. Ask the user to copy the file instead of linking it.";
 
 function isInside(dir: string, candidate: string): boolean {
+  if (plainRelative(dir, candidate) !== undefined) return true;
   const rel = path.relative(dir, candidate);
   return rel === "" || (!rel.startsWith("..") && !path.isAbsolute(rel));
 }
 
 /** The path the credential patterns see: workspace-relative inside it (so a workspace under `~/.ssh` is not itself "a key"). */
 function patternPath(realPath: string, policy: AccessPolicy): string {
+  const plain = plainRelative(policy.workspaceDir, realPath);
+  if (plain !== undefined) return plain;
   if (isInside(policy.workspaceDir, realPath)) {
     const rel = path.relative(policy.workspaceDir, realPath).split(path.sep).join("/");
     return rel === "" ? "." : rel;
   }
   return realPath;
+}
+
+let lastNormalDir = "";
+
+/**
+ * `candidate` relative to `dir` when it is spelled plainly below it (POSIX, both normalised, no
+ * `.`/`..`/empty segments; `dir` may be `.` for a relative candidate): exactly what
+ * `path.relative` would give, without it — the per-result checks of a 100k-file search spent
+ * most of their time there. `undefined`: not plain; the caller takes the general way.
+ */
+function plainRelative(dir: string, candidate: string): string | undefined {
+  if (path.sep !== "/") return undefined;
+  let rest: string;
+  if (dir === ".") {
+    if (candidate === "" || candidate.startsWith("/")) return undefined;
+    rest = `/${candidate}`;
+  } else {
+    if (candidate.length <= dir.length + 1 || candidate.charCodeAt(dir.length) !== 47 || !candidate.startsWith(dir)) return undefined;
+    if (dir !== lastNormalDir) {
+      if (!dir.startsWith("/") || dir.endsWith("/") || path.posix.normalize(dir) !== dir) return undefined;
+      lastNormalDir = dir;
+    }
+    rest = candidate.slice(dir.length);
+  }
+  if (rest.includes("//") || rest.includes("/./") || rest.includes("/../") || rest.endsWith("/") || rest.endsWith("/.") || rest.endsWith("/..")) return undefined;
+  return rest.slice(1);
 }
 
 /** Why showing anything derived from this file is refused (credential, device, outside), or `undefined`. Name-only: no I/O. */

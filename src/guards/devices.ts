@@ -27,6 +27,8 @@ function posixNormal(p: string): string {
  */
 export function devicePathReason(literalPath: string): string | undefined {
   if (typeof literalPath !== "string" || !literalPath.startsWith("/")) return undefined;
+  // Every refused path names a top directory `dev` or `proc`: most paths need no normalising.
+  if (!literalPath.includes("dev") && !literalPath.includes("proc")) return undefined;
   const parts = posixNormal(literalPath).split("/").filter(Boolean);
   const [top, second, third] = parts;
   if (top === "dev") {

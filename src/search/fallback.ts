@@ -21,6 +21,7 @@ import { openChecked } from "../fileops/local.js";
 import { LIMITS, regexTimeoutMessage } from "../guards/limits.js";
 import { GlobLimitError } from "./globMatch.js";
 import { globMatcher, ignoreLayer, isIgnored, relativePath, type IgnoreLayer } from "./globs.js";
+import { isAtomicTempName } from "../fileops/tempFiles.js";
 import { RegexRunner, RegexTimeoutError } from "./regexWorker.js";
 import { emptyOutcome, type SearchOutcome, type SearchRequest } from "./types.js";
 
@@ -162,7 +163,7 @@ class Walk {
     }
     const work: Promise<void>[] = [];
     for (const e of entries) {
-      if (e.name === ".git" || e.isSymbolicLink()) continue;
+      if (e.name === ".git" || e.isSymbolicLink() || isAtomicTempName(e.name)) continue;
       const full = path.join(dir, e.name);
       const rel = this.rel(full);
       if (e.isDirectory()) {

@@ -4,7 +4,7 @@
  * credential file; see src/guards/access.ts). Name-based refusals happen earlier, through
  * `SearchRequest.exclude`, before anything is counted.
  */
-import { lstat } from "node:fs/promises";
+import { lstat, type Stats } from "node:fs";
 import path from "node:path";
 import pLimit from "p-limit";
 import { readAccessReason, type AccessPolicy } from "../guards/access.js";
@@ -14,22 +14,48 @@ import type { LineRecord, SearchOutcome } from "./types.js";
 export async function dropHardLinkedResults(outcome: SearchOutcome, policy: AccessPolicy): Promise<void> {
   if (policy.allowHardLinks) return;
   const files = new Set<string>([...outcome.lines.map((l) => l.path), ...outcome.files, ...outcome.counts.map((c) => c.path)]);
-  const limit = pLimit(32);
   const refused = new Set<string>();
-  await Promise.all(
-    [...files].map((f) =>
-      limit(async () => {
-        const s = await lstat(f).catch(() => undefined);
-        if (!s?.isFile() || s.nlink <= 1) return;
-        // Names were judged already; here only what the descriptor-level facts add.
-        if (readAccessReason(f, { ...policy, confine: false, workspaceDir: path.dirname(f), credentialPatterns: [] }, { type: "file", nlink: s.nlink, size: s.size })) refused.add(f);
-      }),
-    ),
-  );
+  await lstatEach([...files], (f, s) => {
+    if (!s?.isFile() || s.nlink <= 1) return;
+    // Names were judged already; here only what the descriptor-level facts add.
+    if (readAccessReason(f, { ...policy, confine: false, workspaceDir: path.dirname(f), credentialPatterns: [] }, { type: "file", nlink: s.nlink, size: s.size })) refused.add(f);
+  });
   if (refused.size === 0) return;
   outcome.lines = outcome.lines.filter((l) => !refused.has(l.path));
   outcome.files = outcome.files.filter((f) => !refused.has(f));
   outcome.counts = outcome.counts.filter((c) => !refused.has(c.path));
+}
+
+/** lstat requests kept in flight (the libuv pool has 4 threads; more only queue). */
+const LSTAT_WINDOW = 64;
+
+/**
+ * `lstat` of every path, `each` called with its stats (undefined when it failed). Plain
+ * callbacks with a window, not a promise per file: on a 100k-file count search the per-file
+ * promise and limiter overhead cost several times the system calls themselves.
+ */
+function lstatEach(paths: readonly string[], each: (p: string, s: Stats | undefined) => void): Promise<void> {
+  if (paths.length === 0) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    let next = 0;
+    let done = 0;
+    let failed: unknown;
+    const start = () => {
+      const p = paths[next++]!;
+      lstat(p, (err, s) => {
+        try {
+          if (failed === undefined) each(p, err ? undefined : s);
+        } catch (e) {
+          failed = e;
+        }
+        if (++done === paths.length) {
+          if (failed === undefined) resolve();
+          else reject(failed instanceof Error ? failed : new Error(String(failed)));
+        } else if (next < paths.length) start();
+      });
+    };
+    for (let k = 0; k < Math.min(LSTAT_WINDOW, paths.length); k++) start();
+  });
 }
 
 const VERIFY_LINE_CHARS = 4_096;

@@ -11,6 +11,7 @@ import { shellQuoteAll } from "../fileops/quote.js";
 import { LocalFileOperations } from "../fileops/local.js";
 import type { FileOperations } from "../fileops/types.js";
 import { LIMITS } from "../guards/limits.js";
+import { isAtomicTempPath } from "../fileops/tempFiles.js";
 import { GlobLimitError } from "./globMatch.js";
 import { globMatcher, relativePath } from "./globs.js";
 import { emptyOutcome, type LineRecord, type SearchOutcome, type SearchRequest } from "./types.js";
@@ -143,7 +144,8 @@ export async function runRipgrep(req: SearchRequest, binary = "rg", via?: Ripgre
   // A planted `.gitignore -> /outside/file` is never read as rules: .gitignore handling is off for this search.
   if (ignore === "foreign") args.splice(args.indexOf("--"), 0, "--no-ignore-vcs");
   const exclude = req.target === "content" ? req.exclude : undefined;
-  const wanted = exclude ? (file: string) => globbed(file) && !exclude(file) : globbed;
+  // Another writer's half-written temp file is never a result.
+  const wanted = (file: string) => !isAtomicTempPath(file) && globbed(file) && !exclude?.(file);
   return new Promise((resolveOnce) => {
     let settled = false;
     const resolve = (o: SearchOutcome) => {

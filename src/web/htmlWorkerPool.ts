@@ -1,7 +1,8 @@
 /**
  * HTML → Markdown off the event loop: a small, bounded pool of worker threads running the same
- * {@link convertHtml} as `htmlToMarkdown`. A 1 MB page takes about a second to convert, which on
- * the main thread would stall every other tool, stream and timer of the agent meanwhile.
+ * {@link convertHtml} as `htmlToMarkdown`. A 5 MB page takes a few hundred ms (seconds on the
+ * Readability fallback), which on the main thread would stall every other tool, stream and timer
+ * of the agent meanwhile; a hostile page is stopped at the deadline without taking the agent down.
  *
  * The workers are started from source text (`eval: true`) that `require`s the libraries by
  * absolute path, so there is no separate worker file to locate: it works the same from tsx, the
@@ -13,10 +14,11 @@ import {
   convertHtml,
   finishMarkdown,
   htmlLibraryPaths,
-  loadHtmlLibraries,
+  loadHtmlLibrariesAsync,
   type HtmlToMarkdownOptions,
   type MarkdownPage,
 } from "./htmlConvert.js";
+import { CHROME_SELECTORS, isolateMainContent } from "./mainContent.js";
 
 /** Options of {@link HtmlConversionPool}. */
 export interface HtmlConversionPoolOptions {
@@ -53,18 +55,31 @@ type Reply = { ready: true } | { page: MarkdownPage } | { error: string };
 // Written to run as CommonJS or as an ES module: an eval worker inherits the parent's flags, and
 // `--input-type=module` makes it a module (no \`require\`). Messages wait in the port until the
 // listener is attached.
-const WORKER_SOURCE = (convertSource: string) => `
+const WORKER_SOURCE = (convertSource: string, isolateSource: string, chrome: readonly string[]) => `
 (async () => {
   const { parentPort, workerData } = await import("node:worker_threads");
   const { createRequire } = await import("node:module");
+  const { readFileSync } = await import("node:fs");
+  const { pathToFileURL } = await import("node:url");
   const load = createRequire(workerData.linkedom);
   // tsx compiles with keepNames, which wraps local functions in __name(...): make it a no-op here.
   const __name = (value) => value;
-  const libs = {
-    parseHTML: load(workerData.linkedom).parseHTML,
-    Readability: load(workerData.readability).Readability,
-    TurndownService: load(workerData.turndown),
-  };
+  const isolate = (${isolateSource});
+  const chrome = ${JSON.stringify(chrome)};
+  let libs;
+  try {
+    const mdream = await import(pathToFileURL(workerData.mdream).href);
+    mdream.initSync({ module: readFileSync(workerData.mdreamWasm) });
+    libs = { mdream, isolate, chrome };
+  } catch {
+    libs = {
+      isolate,
+      chrome,
+      parseHTML: load(workerData.linkedom).parseHTML,
+      Readability: load(workerData.readability).Readability,
+      TurndownService: load(workerData.turndown),
+    };
+  }
   const convertHtml = (${convertSource});
   parentPort.postMessage({ ready: true });
   parentPort.on("message", (task) => {
@@ -106,7 +121,7 @@ export class HtmlConversionPool {
     const readabilityMaxChars = options.readabilityMaxChars;
     const raw =
       this.disabled || html.length < this.inlineBelowChars
-        ? convertHtml(loadHtmlLibraries(), html, baseUrl, readabilityMaxChars)
+        ? convertHtml(await loadHtmlLibrariesAsync(), html, baseUrl, readabilityMaxChars)
         : await new Promise<MarkdownPage>((resolve, reject) => {
             this.queue.push({ html, baseUrl, readabilityMaxChars, resolve, reject });
             this.dispatch();
@@ -150,7 +165,8 @@ export class HtmlConversionPool {
   private spawn(): PoolWorker | undefined {
     let worker: Worker;
     try {
-      worker = new Worker(WORKER_SOURCE(convertHtml.toString()), { eval: true, workerData: htmlLibraryPaths() });
+      const source = WORKER_SOURCE(convertHtml.toString(), isolateMainContent.toString(), CHROME_SELECTORS);
+      worker = new Worker(source, { eval: true, workerData: htmlLibraryPaths() });
     } catch {
       this.fallBackToInline();
       return undefined;
@@ -183,7 +199,7 @@ export class HtmlConversionPool {
       entry.task = undefined;
       clearTimeout(entry.timer);
       if (!entry.ready) {
-        if (task) this.convertInline(task);
+        if (task) void this.convertInline(task);
         this.fallBackToInline();
         return;
       }
@@ -214,12 +230,12 @@ export class HtmlConversionPool {
   /** Workers cannot run here (a sandbox, a bundle without node_modules): convert on this thread. */
   private fallBackToInline(): void {
     this.disabled = true;
-    for (const task of this.queue.splice(0)) this.convertInline(task);
+    for (const task of this.queue.splice(0)) void this.convertInline(task);
   }
 
-  private convertInline(task: Task): void {
+  private async convertInline(task: Task): Promise<void> {
     try {
-      task.resolve(convertHtml(loadHtmlLibraries(), task.html, task.baseUrl, task.readabilityMaxChars));
+      task.resolve(convertHtml(await loadHtmlLibrariesAsync(), task.html, task.baseUrl, task.readabilityMaxChars));
     } catch (error) {
       task.reject(error instanceof Error ? error : new Error(String(error)));
     }

@@ -1,30 +1,33 @@
 /**
  * Which backend answers: explicit option, else config, else `WEB_SEARCH_BACKEND` /
- * `WEB_EXTRACT_BACKEND`, else the first vendor with credentials (firecrawl > parallel > tavily >
- * exa), else — for extraction only — the keyless `fetch` backend.
+ * `WEB_EXTRACT_BACKEND`, else the first vendor with credentials (the order of the vendor table),
+ * else — for extraction only — the keyless `fetch` backend.
  */
 import type { WebsitePolicy } from "../guards/policy.js";
 import type { UrlSafetyOptions } from "../guards/url.js";
 import type { VendorOptions } from "./common.js";
-import { createExaBackend } from "./vendors/exa.js";
 import { createFetchBackend, type FetchBackendOptions } from "./fetchBackend.js";
-import { createFirecrawlBackend, type FirecrawlBackendOptions } from "./vendors/firecrawl.js";
-import { createParallelBackend, type ParallelBackendOptions } from "./vendors/parallel.js";
-import { createTavilyBackend } from "./vendors/tavily.js";
 import type { WebBackend, WebBackendName } from "./types.js";
+import { VENDOR_TABLE, vendorRow, type VendorConfigs, type VendorName, type VendorRow } from "./vendors/index.js";
 
 export type WebTask = "search" | "extract";
 
-/** Backends that can search (the keyless fetch backend cannot). */
-export const SEARCH_BACKENDS = ["firecrawl", "parallel", "tavily", "exa"] as const;
-export const EXTRACT_BACKENDS = [...SEARCH_BACKENDS, "fetch"] as const;
+/** Backends that can search (every vendor; the keyless fetch backend cannot). */
+export const SEARCH_BACKENDS: readonly VendorName[] = VENDOR_TABLE.map((r) => r.name);
+export const EXTRACT_BACKENDS: readonly WebBackendName[] = [...SEARCH_BACKENDS, "fetch"];
 
 /** Environment variables each vendor is configured from. */
-export const BACKEND_ENV = {
-  firecrawl: { key: "FIRECRAWL_API_KEY", baseUrl: "FIRECRAWL_API_URL" },
-  parallel: { key: "PARALLEL_API_KEY", baseUrl: "PARALLEL_BASE_URL" },
-  tavily: { key: "TAVILY_API_KEY", baseUrl: "TAVILY_BASE_URL" },
-  exa: { key: "EXA_API_KEY", baseUrl: "EXA_BASE_URL" },
+export const BACKEND_ENV = Object.fromEntries(VENDOR_TABLE.map((r) => [r.name, { key: r.envKey, baseUrl: r.baseUrlEnv }])) as Record<
+  VendorName,
+  { key: string; baseUrl: string }
+>;
+
+/** The SDK each vendor runs on: optional peer dependencies, installed by consumers who use that vendor. */
+export const BACKEND_PACKAGE = {
+  firecrawl: "@mendable/firecrawl-js",
+  parallel: "parallel-web",
+  tavily: "@tavily/core",
+  exa: "exa-js",
 } as const;
 
 export type Env = Record<string, string | undefined>;
@@ -35,13 +38,12 @@ export interface SelectionInput {
   env: Env;
 }
 
-export type Selection = { name: WebBackendName; reason: string } | { error: string };
+/** `explicit`: named by the operator (option or env switch), so a missing key is their error. */
+export type Selection = { name: WebBackendName; reason: string; explicit: boolean } | { error: string };
 
-function isConfigured(name: (typeof SEARCH_BACKENDS)[number], env: Env): boolean {
-  const vars = BACKEND_ENV[name];
-  if (env[vars.key]?.trim()) return true;
-  // A self-hosted Firecrawl needs no key.
-  return name === "firecrawl" && Boolean(env[vars.baseUrl]?.trim());
+function isConfigured(row: VendorRow, env: Env): boolean {
+  if (env[row.envKey]?.trim()) return true;
+  return row.keylessWithBaseUrl === true && Boolean(env[row.baseUrlEnv]?.trim());
 }
 
 function validName(task: WebTask, raw: string): WebBackendName | undefined {
@@ -52,9 +54,10 @@ function validName(task: WebTask, raw: string): WebBackendName | undefined {
 
 /** What to set, for the "nothing configured" message. */
 export function setupHint(task: WebTask): string {
-  const vars = SEARCH_BACKENDS.map((n) => BACKEND_ENV[n].key).join(", ");
+  const vars = VENDOR_TABLE.map((r) => r.envKey).join(", ");
+  const keyless = VENDOR_TABLE.filter((r) => r.keylessWithBaseUrl).map((r) => `${r.baseUrlEnv} for a self-hosted ${r.name}`);
   const envVar = task === "search" ? "WEB_SEARCH_BACKEND" : "WEB_EXTRACT_BACKEND";
-  return `set one of ${vars} (or FIRECRAWL_API_URL for a self-hosted Firecrawl), or choose a backend with ${envVar} / the ${task}Backend option`;
+  return `set one of ${vars}${keyless.length ? ` (or ${keyless.join(", ")})` : ""}, or choose a backend with ${envVar} / the ${task}Backend option`;
 }
 
 /** Picks the backend for `task`; never throws. */
@@ -71,21 +74,17 @@ export function selectBackend(task: WebTask, { configured, env }: SelectionInput
       const allowed = (task === "search" ? SEARCH_BACKENDS : EXTRACT_BACKENDS).join(", ");
       return { error: `Unknown ${task} backend "${raw}" from ${source}; use one of: ${allowed}` };
     }
-    return { name, reason: source };
+    return { name, reason: source, explicit: true };
   }
-  for (const name of SEARCH_BACKENDS) {
-    if (isConfigured(name, env)) return { name, reason: `credentials found (${BACKEND_ENV[name].key})` };
+  for (const row of VENDOR_TABLE) {
+    if (isConfigured(row, env)) return { name: row.name, reason: `credentials found (${row.envKey})`, explicit: false };
   }
-  if (task === "extract") return { name: "fetch", reason: "no vendor configured; keyless fetch" };
+  if (task === "extract") return { name: "fetch", reason: "no vendor configured; keyless fetch", explicit: false };
   return { error: `No web search backend is configured: ${setupHint("search")}.` };
 }
 
 /** Per-backend settings; unset keys and base URLs come from the environment (see {@link BACKEND_ENV}). */
-export interface WebBackendsConfig {
-  tavily?: VendorOptions;
-  exa?: VendorOptions;
-  firecrawl?: FirecrawlBackendOptions;
-  parallel?: ParallelBackendOptions;
+export interface WebBackendsConfig extends VendorConfigs {
   /** The keyless backend; URL safety and the website policy are supplied by the tools. */
   fetch?: Omit<FetchBackendOptions, "urlSafety" | "policy">;
 }
@@ -97,36 +96,20 @@ export interface FetchGuards {
 }
 
 /** The vendor options with the key and base URL filled from `env` where not given. */
-export function vendorOptions<N extends keyof typeof BACKEND_ENV>(
-  name: N,
-  config: WebBackendsConfig,
-  env: Env,
-): NonNullable<WebBackendsConfig[N]> {
-  const given = (config[name] ?? {}) as VendorOptions;
-  return {
-    ...given,
-    apiKey: given.apiKey ?? env[BACKEND_ENV[name].key],
-    baseUrl: given.baseUrl ?? env[BACKEND_ENV[name].baseUrl],
-  } as NonNullable<WebBackendsConfig[N]>;
+export function vendorOptions(row: VendorRow, config: WebBackendsConfig, env: Env): VendorOptions {
+  const given = ((config as Record<string, VendorOptions | undefined>)[row.name] ?? {}) as VendorOptions;
+  return { ...given, apiKey: given.apiKey ?? env[row.envKey], baseUrl: given.baseUrl ?? env[row.baseUrlEnv] };
 }
 
 /** Constructs the named backend; throws a configuration error naming what to set. */
 export function buildBackend(name: WebBackendName, config: WebBackendsConfig, env: Env, guards: FetchGuards): WebBackend {
-  switch (name) {
-    case "tavily":
-      return createTavilyBackend(vendorOptions("tavily", config, env));
-    case "exa":
-      return createExaBackend(vendorOptions("exa", config, env));
-    case "firecrawl":
-      return createFirecrawlBackend(vendorOptions("firecrawl", config, env));
-    case "parallel":
-      return createParallelBackend(vendorOptions("parallel", config, env));
-    case "fetch":
-      return createFetchBackend({ ...config.fetch, urlSafety: guards.urlSafety, policy: guards.policy });
-  }
+  if (name === "fetch") return createFetchBackend({ ...config.fetch, urlSafety: guards.urlSafety, policy: guards.policy });
+  const row = vendorRow(name);
+  if (!row) throw new TypeError(`Unknown web backend "${name}"; use one of: ${EXTRACT_BACKENDS.join(", ")}`);
+  return row.create(vendorOptions(row, config, env));
 }
 
 /** Every configured API key, so logs and messages can scrub them. */
 export function configuredSecrets(config: WebBackendsConfig, env: Env): string[] {
-  return SEARCH_BACKENDS.map((n) => vendorOptions(n, config, env).apiKey).filter((k): k is string => Boolean(k));
+  return VENDOR_TABLE.map((r) => vendorOptions(r, config, env).apiKey).filter((k): k is string => Boolean(k));
 }

@@ -1,6 +1,7 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { HumanMessage, SystemMessage } from "@langchain/core/messages";
 import pLimit from "p-limit";
+import { loadOptional } from "../optional.js";
 
 /** Stages reported through {@link SummarizeOptions.onProgress}. */
 export type SummarizeStage = "summarize" | "chunks" | "synthesize";
@@ -255,7 +256,7 @@ function settings(opts: SummarizeOptions): Settings {
 export async function summarizerFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<BaseChatModel | undefined> {
   const model = env.WORKBENCH_SUMMARY_MODEL?.trim();
   if (!model) return undefined;
-  const { ChatOpenAI } = await import("@langchain/openai");
+  const { ChatOpenAI } = await loadOptional("@langchain/openai", "WORKBENCH_SUMMARY_MODEL (the summariser from the environment)", () => import("@langchain/openai"));
   return new ChatOpenAI({
     model,
     apiKey: env.OPENAI_API_KEY,

@@ -1,3 +1,5 @@
+import type { VendorName } from "./vendors/index.js";
+
 /** Normalised shapes every web backend returns, whatever the vendor. */
 export interface WebSearchResult {
   title: string;
@@ -35,4 +37,5 @@ export interface WebBackend {
   extract(urls: string[], options: WebExtractOptions): Promise<WebExtractResult[]>;
 }
 
-export type WebBackendName = "tavily" | "exa" | "firecrawl" | "parallel" | "fetch";
+/** A vendor from the table in `vendors/index.ts`, or the keyless `fetch`. */
+export type WebBackendName = VendorName | "fetch";

@@ -12,6 +12,7 @@ import { MemorySaver } from "@langchain/langgraph";
 import { createAgent } from "langchain";
 import { z } from "zod";
 import { isWorkspaceTreeMessage } from "../../middleware/treeMessage.js";
+import { parseTreeListing } from "../../src/treeListing.js";
 import { workspaceFromConfig } from "../../src/context/thread.js";
 
 export async function tempRoot(prefix = "wb-mw-"): Promise<{ root: string; cleanup: () => Promise<void> }> {
@@ -97,4 +98,35 @@ export function openAiHistoryProblems(messages: BaseMessage[]): string[] {
     }
   }
   return problems;
+}
+
+/**
+ * What the model knows of the workspace from the messages it got: the entries of the last full
+ * tree with every later change message applied (works in append and replace mode).
+ */
+export function workspaceView(messages: BaseMessage[]): Set<string> {
+  const view = new Set<string>();
+  for (const m of messages.filter(isWorkspaceTreeMessage)) {
+    const body = text(m);
+    const tree = /<workspace_tree[^>]*>\n([\s\S]*?)\n<\/workspace_tree>/.exec(body)?.[1];
+    if (tree !== undefined) {
+      view.clear();
+      for (const key of parseTreeListing(tree).entries) view.add(key);
+      continue;
+    }
+    const changes = /<workspace_changes[^>]*>\n([\s\S]*?)\n<\/workspace_changes>/.exec(body)?.[1] ?? "";
+    for (const line of changes.split("\n")) {
+      const renamed = /^renamed (.+) → (.+)$/.exec(line);
+      const drop = (key: string) => [...view].filter((k) => k === key || (key.endsWith("/") && k.startsWith(key)));
+      if (renamed) {
+        const [, from, to] = renamed as unknown as [string, string, string];
+        for (const k of drop(from)) {
+          view.delete(k);
+          view.add(to + k.slice(from.length));
+        }
+      } else if (line.startsWith("+ ")) view.add(line.slice(2));
+      else if (line.startsWith("− ")) for (const k of drop(line.slice(2))) view.delete(k);
+    }
+  }
+  return view;
 }

@@ -3,6 +3,7 @@ import type { Exa as ExaClient } from "exa-js";
 import type { WebBackend, WebExtractOptions, WebSearchOptions, WebSearchResult } from "../types.js";
 import { extractInBatch, failedPage, inInputOrder, resolveVendorOptions, text, urlKey, type ExtractedPage, type VendorOptions } from "../common.js";
 import { errorMessage, withRetries, withTimeout } from "../retry.js";
+import { loadOptional, requireInstalled } from "../../optional.js";
 
 export type ExaBackendOptions = VendorOptions;
 
@@ -23,10 +24,11 @@ function statusError(s: ExaStatus): string {
 
 export function createExaBackend(options: ExaBackendOptions): WebBackend {
   const opts = resolveVendorOptions("exa", options, "EXA_API_KEY");
+  requireInstalled("exa-js", "The exa web backend");
   // Loaded on first use: most setups use one vendor. The named export is the client class.
   let loaded: Promise<ExaClient> | undefined;
   const client = () =>
-    (loaded ??= import("exa-js").then(({ Exa }) => (opts.baseUrl ? new Exa(opts.apiKey, opts.baseUrl) : new Exa(opts.apiKey))));
+    (loaded ??= loadOptional("exa-js", "The exa web backend", () => import("exa-js")).then(({ Exa }) => (opts.baseUrl ? new Exa(opts.apiKey, opts.baseUrl) : new Exa(opts.apiKey))));
   const secrets = [opts.apiKey];
   // exa-js has neither a timeout nor retries: both come from here.
   const call = <T>(fn: (exa: ExaClient) => Promise<T>, signal?: AbortSignal) =>

@@ -4,6 +4,7 @@ import pLimit from "p-limit";
 import type { WebBackend, WebExtractOptions, WebSearchOptions, WebSearchResult } from "../types.js";
 import { failedPage, resolveVendorOptions, text, type ExtractedPage, type VendorOptions } from "../common.js";
 import { errorMessage, withRetries } from "../retry.js";
+import { loadOptional, requireInstalled } from "../../optional.js";
 
 export interface FirecrawlBackendOptions extends VendorOptions {
   /**
@@ -19,13 +20,14 @@ const CLOUD_URL = "https://api.firecrawl.dev";
 export function createFirecrawlBackend(options: FirecrawlBackendOptions): WebBackend {
   // A self-hosted instance (baseUrl) may run without a key.
   const opts = resolveVendorOptions("firecrawl", options, options.baseUrl ? undefined : "FIRECRAWL_API_KEY");
+  requireInstalled("@mendable/firecrawl-js", "The firecrawl web backend");
   const concurrency = options.concurrency ?? 20;
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new RangeError("firecrawl: concurrency must be a positive integer");
   // The SDK only retries 502 and counts attempts in maxRetries; 1 disables it so the bounded
   // retry policy here (429/5xx/timeouts) is the only one.
   let loaded: Promise<FirecrawlClient> | undefined;
   const client = () =>
-    (loaded ??= import("@mendable/firecrawl-js").then(
+    (loaded ??= loadOptional("@mendable/firecrawl-js", "The firecrawl web backend", () => import("@mendable/firecrawl-js")).then(
       ({ Firecrawl }) => new Firecrawl({ apiKey: opts.apiKey ?? "", apiUrl: opts.baseUrl ?? CLOUD_URL, timeoutMs: opts.timeoutMs, maxRetries: 1 }),
     ));
   const secrets = [opts.apiKey];

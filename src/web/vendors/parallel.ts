@@ -3,6 +3,7 @@ import type { Parallel as ParallelClient } from "parallel-web";
 import type { WebBackend, WebExtractOptions, WebSearchOptions, WebSearchResult } from "../types.js";
 import { extractInBatch, failedPage, inInputOrder, resolveVendorOptions, text, urlKey, type ExtractedPage, type VendorOptions } from "../common.js";
 import { errorMessage } from "../retry.js";
+import { loadOptional, requireInstalled } from "../../optional.js";
 
 export interface ParallelBackendOptions extends VendorOptions {
   /** Search mode preset. Default `"fast"`. */
@@ -11,12 +12,13 @@ export interface ParallelBackendOptions extends VendorOptions {
 
 export function createParallelBackend(options: ParallelBackendOptions): WebBackend {
   const opts = resolveVendorOptions("parallel", options, "PARALLEL_API_KEY");
+  requireInstalled("parallel-web", "The parallel web backend");
   const mode = options.mode ?? "fast";
   // The SDK retries 408/409/429/5xx itself (honouring retry-after); retrying here as well
   // would multiply attempts, so its own counter gets our policy and nothing wraps it.
   let loaded: Promise<ParallelClient> | undefined;
   const client = () =>
-    (loaded ??= import("parallel-web").then(
+    (loaded ??= loadOptional("parallel-web", "The parallel web backend", () => import("parallel-web")).then(
       ({ Parallel }) =>
         new Parallel({
           apiKey: opts.apiKey,

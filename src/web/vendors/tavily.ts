@@ -3,16 +3,18 @@ import type { tavily as TavilyFactory } from "@tavily/core";
 import type { WebBackend, WebExtractOptions, WebSearchOptions, WebSearchResult } from "../types.js";
 import { extractInBatch, failedPage, inInputOrder, resolveVendorOptions, text, urlKey, type ExtractedPage, type VendorOptions } from "../common.js";
 import { errorMessage, withRetries } from "../retry.js";
+import { loadOptional, requireInstalled } from "../../optional.js";
 
 /** Tavily adapter options; `apiKey` defaults to nothing (pass `TAVILY_API_KEY` explicitly). */
 export type TavilyBackendOptions = VendorOptions;
 
 export function createTavilyBackend(options: TavilyBackendOptions): WebBackend {
   const opts = resolveVendorOptions("tavily", options, "TAVILY_API_KEY");
+  requireInstalled("@tavily/core", "The tavily web backend");
   // Loaded on first use: the SDK costs seconds to import and most setups use one vendor.
   let loaded: Promise<ReturnType<typeof TavilyFactory>> | undefined;
   const client = () =>
-    (loaded ??= import("@tavily/core").then((m) => m.tavily({ apiKey: opts.apiKey, apiBaseURL: opts.baseUrl })));
+    (loaded ??= loadOptional("@tavily/core", "The tavily web backend", () => import("@tavily/core")).then((m) => m.tavily({ apiKey: opts.apiKey, apiBaseURL: opts.baseUrl })));
   // Tavily takes its timeout in seconds (the API accepts 1–60) and has no retries of its own.
   const timeout = Math.min(60, Math.max(1, Math.ceil(opts.timeoutMs / 1000)));
   const secrets = [opts.apiKey];
