@@ -5,6 +5,7 @@ export default defineConfig({
     index: "src/index.ts",
     middleware: "middleware/index.ts",
     tools: "tools/index.ts",
+    deepagents: "src/deepagents/index.ts",
   },
   format: ["esm", "cjs"],
   dts: true,

@@ -35,6 +35,5 @@ export * from "./web/index.js";
 export * from "../middleware/index.js";
 export * from "../tools/index.js";
 
-// ecosystem: createWorkbench, deepagents backend
+// ecosystem: createWorkbench (the deepagents backend is the "langgraph-workbench/deepagents" subpath)
 export { createWorkbench, type Workbench, type WorkbenchOptions } from "./workbench.js";
-export { WorkbenchBackend, type WorkbenchBackendOptions, type WorkbenchExecuteOptions } from "./deepagents/backend.js";

@@ -19,6 +19,7 @@ const ENTRIES = [
   { file: "src/index.ts", specifier: "langgraph-workbench" },
   { file: "middleware/index.ts", specifier: "langgraph-workbench/middleware" },
   { file: "tools/index.ts", specifier: "langgraph-workbench/tools" },
+  { file: "src/deepagents/index.ts", specifier: "langgraph-workbench/deepagents" },
 ];
 
 interface Member {
