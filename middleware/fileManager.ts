@@ -201,6 +201,8 @@ export class FileManagerHooks {
   /** dir → what the tree looked like at a tracker generation; bounded, insertion order = LRU. */
   private readonly treeCache = new Map<string, TreeCacheEntry>();
   private readonly workspaces = new Map<string, Workspace>();
+  /** thread → `startWorkTime` of its latest run in this process (artifacts' default cut-off). */
+  private readonly runStarts = new Map<string, number>();
   private closed = false;
 
   constructor(options: FileManagerOptions = {}) {
@@ -225,6 +227,11 @@ export class FileManagerHooks {
     ];
   }
 
+  /** `startWorkTime` of the thread's latest run in this process, if any. */
+  lastRunStart(threadId: string | undefined): number | undefined {
+    return this.runStarts.get(threadId ?? "");
+  }
+
   /** The workspace of a thread (cached, so its real path is learned once). */
   workspaceFor(threadId: string | undefined): Workspace {
     const key = threadId ?? "";
@@ -243,6 +250,9 @@ export class FileManagerHooks {
   beforeAgent = async (state: FileManagerStateView, runtime?: FileManagerRuntimeView): Promise<FileManagerUpdate> => {
     const startWorkTime = Date.now();
     const threadId = threadIdOf(runtime);
+    this.runStarts.delete(threadId ?? "");
+    this.runStarts.set(threadId ?? "", startWorkTime);
+    if (this.runStarts.size > 1024) this.runStarts.delete(this.runStarts.keys().next().value as string);
     try {
       const ws = this.workspaceFor(threadId);
       const host = await this.hostFor(ws);
