@@ -36,4 +36,8 @@ export * from "../middleware/index.js";
 export * from "../tools/index.js";
 
 // ecosystem: createWorkbench (the deepagents backend is the "langgraph-workbench/deepagents" subpath)
-export { createWorkbench, type Workbench, type WorkbenchOptions } from "./workbench.js";
+export { createWorkbench, type Workbench, type WorkbenchOptions, type WorkbenchUploads, type WorkbenchArtifactOptions } from "./workbench.js";
+
+// files in and out (uploads, downloads, artifacts)
+export * from "./files/transfer.js";
+export * from "./files/artifacts.js";

@@ -121,6 +121,7 @@ test("write_file of a binary type stores the decoded base64 bytes; non-base64 co
   assert.match(text(ok), /Successfully wrote/);
   assert.deepEqual(await readFile(path.join(dir, "img", "logo.png")), png);
   assert.match(text(bad), /binary file type: content must be its bytes in base64/);
+  assert.match(text(txt), /Successfully wrote/);
   assert.equal(await readFile(path.join(dir, "plain.txt"), "utf8"), png.toString("base64"), "text types are stored as given");
 });
 
