@@ -11,7 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import { LocalShellEnvironment, runProcess } from "../src/fileops/localShell.js";
 import { createFileTools } from "../tools/files.js";
-import { createRunCommandTool } from "../tools/shell.js";
+import { createRunCommandTool } from "../tools/runCommand.js";
 import { fmt, median, timeRuns } from "./fixtures.js";
 
 type Invokable = { invoke(args: unknown, config: unknown): Promise<unknown> };

@@ -22,7 +22,7 @@ import { ToolMessage } from "@langchain/core/messages";
 import { ReducedValue, StateSchema } from "@langchain/langgraph";
 import { createMiddleware, type ToolCallRequest } from "langchain";
 import { z } from "zod";
-import { fileToolProbe, type FileToolProbe, type FileToolTarget } from "../tools/fileToolSupport.js";
+import { fileToolProbe, type FileToolProbe, type FileToolTarget } from "../src/context/probes.js";
 import type { ToolCallStep } from "./toolCallSteps.js";
 import { isControlFlow, mapMessageText, toolErrorMessage, withStateUpdate, type ToolCallResult } from "./toolResults.js";
 
@@ -97,8 +97,8 @@ const loopSchema = z.object({ signature: z.string(), count: z.number(), mtimeMs:
 
 /**
  * The private state fields of the file guards, for a middleware's `StateSchema` (the
- * FileManager middleware spreads them into its own). Keys start with `_`: kept in state and
- * checkpoints, hidden from the agent's input and output.
+ * FileManager middleware spreads them into its own). Keys start with `_`: never sent to the
+ * model, but checkpointed and visible to the application like any graph state.
  */
 export function fileGuardStateFields(maxEntries = DEFAULT_MAX_ENTRIES) {
   if (!Number.isInteger(maxEntries) || maxEntries < 1) throw new TypeError(`maxEntries must be a positive integer (got ${String(maxEntries)})`);

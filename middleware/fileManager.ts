@@ -4,13 +4,13 @@ import { getConfig, ReducedValue, StateSchema } from "@langchain/langgraph";
 import { createMiddleware, type ToolCallRequest } from "langchain";
 import { z } from "zod";
 import { TrackerPool, TRACKER_KINDS, type ChangeTracker } from "../src/changes/index.js";
-import { assertFileOperations, LISTING_METHODS } from "../src/changes/localDisk.js";
+import { assertFileOperations, LISTING_METHODS } from "../src/fileops/assert.js";
 import type { EnvironmentOption } from "../src/fileops/environment.js";
 import { ENVIRONMENT_OPTION_MESSAGE, isEnvironmentOption, ThreadEnvironments } from "../src/fileops/threadEnvironment.js";
 import type { FileOperations } from "../src/fileops/types.js";
 import { renderDirectoryTree, treeFingerprint } from "../src/tree.js";
 import { Workspace, resolveRootDir } from "../src/workspace.js";
-import { threadIdFromConfig } from "../tools/context.js";
+import { threadIdFromConfig } from "../src/context/thread.js";
 import { fileGuardStateFields, fileGuardsToolCallStep, type FileGuardsOptions } from "./fileGuards.js";
 import {
   catchToolErrorsStep,
@@ -134,15 +134,16 @@ const optionsSchema = z.object({
 });
 
 /**
- * State kept per thread. Public keys mirror the seed (`start_work_time`, `file_update_time`);
- * `_` keys are private (checkpointed, hidden from the agent's input and output). Includes the
- * file guards' private fields (sized by `guardEntries`).
+ * State kept per thread: `startWorkTime` and `fileUpdateTime` (epoch ms), and private `_` keys.
+ * Private keys are never sent to the model, but they are ordinary graph state: checkpointed, and
+ * visible to the application in `getState()`, `streamMode: "updates"`/`"values"` and a LangGraph
+ * server's run responses. Includes the file guards' private fields (sized by `guardEntries`).
  */
 export function createFileManagerStateSchema(guardEntries?: number) {
   return new StateSchema({
     /** When the current run started (epoch ms). */
     startWorkTime: z.number().optional(),
-    /** Newest known change to the workspace (epoch ms), as the seed's `file_update_time`. */
+    /** Newest known change to the workspace (epoch ms). */
     fileUpdateTime: z.number().optional(),
     /** Fingerprint of the tree the model last saw (or was deliberately not shown). */
     _treeFingerprint: z.string().optional(),

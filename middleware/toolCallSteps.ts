@@ -2,7 +2,7 @@ import { ToolMessage } from "@langchain/core/messages";
 import type { ToolCallRequest } from "langchain";
 import type { FileOperations } from "../src/fileops/types.js";
 import { WorkspacePathError, type Workspace } from "../src/workspace.js";
-import { isWorkbenchTool } from "../tools/context.js";
+import { isWorkbenchTool } from "../src/context/thread.js";
 import { isControlFlow, mapToolResultText, toolErrorMessage, withStateUpdate, type ToolCallResult } from "./toolResults.js";
 
 /**

@@ -5,7 +5,8 @@ import path from "node:path";
 import ignore, { type Ignore } from "ignore";
 import pLimit from "p-limit";
 import { DEFAULT_IGNORED_NAMES } from "./changes/ignore-names.js";
-import { assertFileOperations, isLocalDisk } from "./changes/localDisk.js";
+import { assertFileOperations } from "./fileops/assert.js";
+import { isLocalFileOperations } from "./fileops/locality.js";
 import type { FileOperations } from "./fileops/types.js";
 
 /** Options of {@link renderDirectoryTree}. */
@@ -209,7 +210,7 @@ function resolveOptions(options: TreeOptions): Resolved {
     defaultNames: new Set(defaultIgnores),
     extra: extra.length > 0 ? ignore().add(extra) : undefined,
     concurrency,
-    source: isLocalDisk(fileOps) ? LOCAL_SOURCE : sourceOver(fileOps!),
+    source: isLocalFileOperations(fileOps) ? LOCAL_SOURCE : sourceOver(fileOps!),
   };
 }
 

@@ -38,9 +38,22 @@ interface ApiItem {
   members: Member[];
 }
 
-const oneLine = (s: string) => s.replace(/\s+/g, " ").trim();
+// The checker spells types of other modules as `import("/abs/path").Name`: keep only the name, so
+// the reference never shows where the docs were built.
+const portable = (s: string) => s.replace(/import\("[^"]*"\)\./g, "");
+const oneLine = (s: string) => portable(s).replace(/\s+/g, " ").trim();
+// `{@link Name}` / `{@link Name | text}` / `{@link Name text}` → a link to that export's section
+// (plain code when the target is not exported, so no link dangles).
+let documented = new Set<string>();
+const renderLinks = (s: string) =>
+  s.replace(/\{@link(?:code|plain)?\s+([^}|\s]+)(?:\s*\|\s*|\s+)?([^}]*)\}/g, (_m, target: string, text: string) => {
+    const name = target.split(".").pop() ?? target;
+    const label = text.trim() || target;
+    if (/^https?:/.test(target)) return `[${label}](${target})`;
+    return documented.has(name) ? `[\`${label}\`](#${name.toLowerCase()})` : `\`${label}\``;
+  });
 const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
-const cell = (s: string) => oneLine(s).replace(/\|/g, "\\|");
+const cell = (s: string) => oneLine(renderLinks(portable(s))).replace(/\|/g, "\\|");
 
 function collectApi(): ApiItem[] {
   const program = ts.createProgram(
@@ -150,6 +163,7 @@ function classMembers(checker: ts.TypeChecker, decl: ts.ClassDeclaration): Membe
 }
 
 function render(items: ApiItem[]): string {
+  documented = new Set(items.map((i) => i.name));
   const byModule = new Map<string, ApiItem[]>();
   for (const item of items.sort((a, b) => a.module.localeCompare(b.module) || a.name.localeCompare(b.name))) {
     const list = byModule.get(item.module) ?? [];
@@ -162,8 +176,8 @@ function render(items: ApiItem[]): string {
     for (const item of list) {
       out.push(`### \`${item.name}\``, "");
       out.push(`*${item.kind}* · from ${item.entries.map((e) => `\`${e}\``).join(", ")}`, "");
-      if (item.signature) out.push("```ts", item.signature, "```", "");
-      if (item.doc) out.push(item.doc.trim(), "");
+      if (item.signature) out.push("```ts", portable(item.signature), "```", "");
+      if (item.doc) out.push(renderLinks(portable(item.doc)).trim(), "");
       if (item.members.length > 0) {
         out.push(item.kind === "class" ? "| member | type | description |" : "| option / field | type | description |", "|---|---|---|");
         for (const m of item.members) {
@@ -188,6 +202,15 @@ test("docs/api.md documents every export and every option", async (t) => {
     await writeFile(docFile, doc);
     t.diagnostic(`docs/api.md regenerated: ${items.length} exports`);
   }
+  const generated = render(items);
+  const start = doc.indexOf(BEGIN);
+  const end = doc.indexOf(END);
+  assert.equal(doc.slice(start, end + END.length), generated, "docs/api.md is stale (run with UPDATE_API_DOCS=1)");
+  const machinePaths = doc.match(/(?:import\("\/[^"]*"\)|\/(?:work|home|root|tmp|Users)\/[\w.-]+\/[\w./-]*)/g) ?? [];
+  assert.deepEqual(machinePaths, [], "docs/api.md must not name paths of the machine it was built on");
+  assert.ok(!doc.includes("{@link"), "docs/api.md has an unrendered {@link} tag");
+  assert.ok(!doc.includes(repo), "docs/api.md names the repository's absolute path");
+
   const missing = items.filter((i) => !doc.includes(`### \`${i.name}\``)).map((i) => i.name);
   assert.deepEqual(missing, [], "exports without a section in docs/api.md (run with UPDATE_API_DOCS=1)");
 

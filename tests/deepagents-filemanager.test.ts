@@ -13,7 +13,7 @@ import { createDeepAgent, FilesystemBackend, type BackendRuntime } from "deepage
 import { createFileManagerMiddleware, type FileManagerMiddleware } from "../middleware/fileManager.js";
 import { isWorkspaceTreeMessage } from "../middleware/treeMessage.js";
 import { WorkbenchBackend } from "../src/deepagents/index.js";
-import { workspaceFromConfig } from "../tools/context.js";
+import { workspaceFromConfig } from "../src/context/thread.js";
 
 let root = "";
 const managers: FileManagerMiddleware[] = [];

@@ -12,12 +12,11 @@ import { fakeModel } from "@langchain/core/testing";
 import { MemorySaver } from "@langchain/langgraph";
 import { createDeepAgent, isSandboxBackend } from "deepagents";
 import { createAgent } from "langchain";
-import { isLocalDisk } from "../src/changes/localDisk.js";
 import { WorkbenchBackend } from "../src/deepagents/index.js";
 import type { Environment, ExecOptions, ExecResult } from "../src/fileops/environment.js";
 import { LocalFileOperations } from "../src/fileops/local.js";
 import { LocalEnvironment, LocalShellEnvironment } from "../src/fileops/localShell.js";
-import { needsPolling, ShellFileOperations } from "../src/fileops/shell.js";
+import { ShellFileOperations } from "../src/fileops/shell.js";
 import {
   defaultLocalEnvironment,
   environmentFor,
@@ -29,7 +28,7 @@ import {
 } from "../src/fileops/threadEnvironment.js";
 import { createWorkbench } from "../src/workbench.js";
 import { createFileTools } from "../tools/files.js";
-import { createRunCommandTool } from "../tools/shell.js";
+import { createRunCommandTool } from "../tools/runCommand.js";
 
 let root = "";
 before(async () => {
@@ -120,13 +119,9 @@ describe("resolver", () => {
     assert.throws(() => createWorkbench({ rootDir: root, environment: 42 as never }), /environment must be an Environment/);
   });
 
-  test("locality is decided in one place: needsPolling, isLocalDisk and the resolver agree", () => {
+  test("locality is decided in one place: isLocalFileOperations / isLocalEnvironment", () => {
     const shell = new ShellFileOperations(new LocalShellEnvironment());
-    const custom = { kind: "sftp" };
-    for (const ops of [new LocalFileOperations(), shell, custom]) {
-      assert.equal(isLocalDisk(ops as never), isLocalFileOperations(ops));
-      assert.equal(needsPolling(ops as never), !isLocalFileOperations(ops));
-    }
+    assert.equal(isLocalFileOperations({ kind: "sftp" }), false);
     assert.equal(isLocalFileOperations(new LocalFileOperations()), true);
     assert.equal(isLocalFileOperations(shell), false);
     assert.equal(isLocalEnvironment(new LocalEnvironment()), true);

@@ -11,7 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { SFTPWrapper } from "ssh2";
-import { needsPolling } from "../src/fileops/shell.js";
+import { isLocalFileOperations } from "../src/fileops/locality.js";
 import { SftpFileOperations } from "../src/fileops/sftp.js";
 import { SshEnvironment } from "../src/fileops/ssh.js";
 import { sshdUnavailable, startSshd, type TestSshd } from "./helpers/sshd.js";
@@ -56,7 +56,7 @@ describe("SftpFileOperations against a real sshd", { skip }, () => {
   test("SshEnvironment.fileOps is the SFTP backend, polled for changes", () => {
     const env = open();
     assert.equal(env.fileOps.kind, "sftp");
-    assert.equal(needsPolling(env.fileOps), true);
+    assert.equal(isLocalFileOperations(env.fileOps), false);
   });
 
   test("50 parallel reads share one SFTP session, alongside commands on the same connection", async () => {

@@ -11,7 +11,8 @@ import { after, before, test } from "node:test";
 import type { Environment, ExecOptions, ExecResult } from "../src/fileops/environment.js";
 import { LocalFileOperations } from "../src/fileops/local.js";
 import { LocalShellEnvironment } from "../src/fileops/localShell.js";
-import { needsPolling, ShellFileOperations } from "../src/fileops/shell.js";
+import { ShellFileOperations } from "../src/fileops/shell.js";
+import { isLocalFileOperations } from "../src/fileops/locality.js";
 
 let dir: string;
 before(async () => {
@@ -122,11 +123,11 @@ test("readLines of a huge single-line file returns the cut line without holding 
   assert.deepEqual(got, { lines: ["y".repeat(2_000)], cutLines: [1], hasMore: true });
 });
 
-test("kind and needsPolling: shell backends are polled by change tracking, native is not", () => {
+test("kind and locality: shell backends are polled by change tracking, native is not", () => {
   const shell = new ShellFileOperations(new LocalShellEnvironment());
   assert.equal(shell.kind, "shell:local-shell");
-  assert.equal(needsPolling(shell), true);
-  assert.equal(needsPolling(new LocalFileOperations()), false);
+  assert.equal(isLocalFileOperations(shell), false);
+  assert.equal(isLocalFileOperations(new LocalFileOperations()), true);
 });
 
 test("ShellFileOperations validates its arguments", () => {

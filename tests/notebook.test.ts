@@ -2,7 +2,7 @@
 // --execute`, as CI does: fails if any cell errors, and checks the key outputs.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { after, before, test } from "node:test";
@@ -46,9 +46,21 @@ test("the committed notebook has clean outputs", async () => {
 test("quickstart.ipynb runs headless on the Deno kernel without errors", async () => {
   // The notebook imports the built package (../dist/index.js).
   await run("npm", ["run", "build"], { cwd: repo, timeout: 240_000, maxBuffer: 16 << 20 });
-  // Registers the kernel with this checkout's deno binary (idempotent).
-  await run(deno, ["jupyter", "--install", "--force"], { cwd: repo, timeout: 60_000 });
-  const env: NodeJS.ProcessEnv = { ...process.env, NO_PROXY: "127.0.0.1,localhost", PYDEVD_DISABLE_FILE_VALIDATION: "1" };
+  // The Deno kernel is registered in a private Jupyter data dir for this run only: `deno jupyter
+  // --install` would overwrite the user's own registration under ~/.local/share/jupyter.
+  const userSpec = path.join(os.homedir(), ".local", "share", "jupyter", "kernels", "deno", "kernel.json");
+  const userSpecBefore = await readFile(userSpec, "utf8").catch(() => null);
+  const jupyterDir = path.join(tmp, "jupyter");
+  await mkdir(path.join(jupyterDir, "kernels", "deno"), { recursive: true });
+  const kernelSpec = { argv: [deno, "jupyter", "--kernel", "--conn", "{connection_file}"], display_name: "Deno", language: "typescript" };
+  await writeFile(path.join(jupyterDir, "kernels", "deno", "kernel.json"), JSON.stringify(kernelSpec, null, 2));
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    NO_PROXY: "127.0.0.1,localhost",
+    PYDEVD_DISABLE_FILE_VALIDATION: "1",
+    JUPYTER_PATH: jupyterDir,
+    JUPYTER_DATA_DIR: jupyterDir,
+  };
   for (const key of ["OPENAI_API_KEY", "FIRECRAWL_API_KEY", "PARALLEL_API_KEY", "TAVILY_API_KEY", "EXA_API_KEY", "FIRECRAWL_API_URL"]) delete env[key];
   const out = path.join(tmp, "executed.ipynb");
   try {
@@ -63,6 +75,7 @@ test("quickstart.ipynb runs headless on the Deno kernel without errors", async (
     const e = err as { stdout?: string; stderr?: string; message: string };
     assert.fail(`nbconvert failed (a cell raised):\n${e.stderr ?? ""}\n${e.stdout ?? ""}\n${e.message}`);
   }
+  assert.equal(await readFile(userSpec, "utf8").catch(() => null), userSpecBefore, "the user's own Deno kernel registration is untouched");
   const executed = JSON.parse(await readFile(out, "utf8")) as { cells: Cell[] };
   const outputs = executed.cells.flatMap((c) => c.outputs ?? []);
   const errors = outputs.filter((o) => o.output_type === "error");

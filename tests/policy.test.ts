@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, before, beforeEach, describe, it } from "node:test";
 import { WebsitePolicy } from "../src/guards/policy.js";
+import { createWebsitePolicy } from "../src/web/robots.js";
 import { startSiteServer, type SiteServer } from "./helpers/siteServer.js";
 
 let site: SiteServer;
@@ -89,7 +90,7 @@ describe("WebsitePolicy: robots.txt", () => {
   beforeEach(() => site.setRobots("User-agent: *\nDisallow: /private\n"));
 
   it("is advisory by default: allowed, with a warning naming the rule", async () => {
-    const policy = new WebsitePolicy({ urlSafety });
+    const policy = createWebsitePolicy({ urlSafety });
     const decision = await policy.check(site.url("/private/page"));
     assert.equal(decision.allowed, true);
     assert.match(decision.warning ?? "", /robots\.txt at .*\/robots\.txt disallows this URL for langgraph-workbench \(Disallow: \/private \(robots\.txt line 2\)\)/);
@@ -97,7 +98,7 @@ describe("WebsitePolicy: robots.txt", () => {
   });
 
   it("blocks disallowed paths in enforce mode", async () => {
-    const policy = new WebsitePolicy({ urlSafety, respectRobots: "enforce" });
+    const policy = createWebsitePolicy({ urlSafety, respectRobots: "enforce" });
     assert.deepEqual((await policy.check(site.url("/private/page"))).blocked_by_policy, {
       host: "127.0.0.1",
       rule: "Disallow: /private (robots.txt line 2)",
@@ -108,27 +109,27 @@ describe("WebsitePolicy: robots.txt", () => {
 
   it("matches the group of its own user agent", async () => {
     site.setRobots("User-agent: langgraph-workbench\nDisallow: /\n\nUser-agent: *\nAllow: /\n");
-    const policy = new WebsitePolicy({ urlSafety, respectRobots: "enforce" });
+    const policy = createWebsitePolicy({ urlSafety, respectRobots: "enforce" });
     assert.equal((await policy.check(site.url("/article"))).allowed, false);
-    const other = new WebsitePolicy({ urlSafety, respectRobots: "enforce", userAgent: "OtherBot/2.0" });
+    const other = createWebsitePolicy({ urlSafety, respectRobots: "enforce", userAgent: "OtherBot/2.0" });
     assert.equal((await other.check(site.url("/article"))).allowed, true);
   });
 
   it("fetches robots.txt once per origin while the TTL lasts, and again after it", async () => {
-    const cached = new WebsitePolicy({ urlSafety });
+    const cached = createWebsitePolicy({ urlSafety });
     const start = robotsFetches();
     await Promise.all([cached.check(site.url("/a")), cached.check(site.url("/b")), cached.check(site.url("/private/c"))]);
     await cached.check(site.url("/d"));
     assert.equal(robotsFetches() - start, 1);
 
-    const expiring = new WebsitePolicy({ urlSafety, robotsTtlMs: 0 });
+    const expiring = createWebsitePolicy({ urlSafety, robotsTtlMs: 0 });
     await expiring.check(site.url("/a"));
     await expiring.check(site.url("/b"));
     assert.equal(robotsFetches() - start, 3);
   });
 
   it("sends the workbench user agent for robots.txt", async () => {
-    await new WebsitePolicy({ urlSafety, robotsTtlMs: 0 }).check(site.url("/a"));
+    await createWebsitePolicy({ urlSafety, robotsTtlMs: 0 }).check(site.url("/a"));
     const request = site.requests.findLast((r) => r.path === "/robots.txt");
     assert.match(String(request?.headers["user-agent"]), /^langgraph-workbench\//);
   });
@@ -140,7 +141,7 @@ describe("WebsitePolicy: robots.txt", () => {
       res.end();
     });
     try {
-      const policy = new WebsitePolicy({ urlSafety, respectRobots: "enforce" });
+      const policy = createWebsitePolicy({ urlSafety, respectRobots: "enforce" });
       assert.equal((await policy.check(site.url("/private/x"))).allowed, false);
       assert.equal((await policy.check(site.url("/public"))).allowed, true);
     } finally {
@@ -151,14 +152,14 @@ describe("WebsitePolicy: robots.txt", () => {
 
   it("treats a missing robots.txt as allow-all, silently", async () => {
     site.setRobots(undefined);
-    assert.deepEqual(await new WebsitePolicy({ urlSafety, respectRobots: "enforce" }).check(site.url("/private/x")), {
+    assert.deepEqual(await createWebsitePolicy({ urlSafety, respectRobots: "enforce" }).check(site.url("/private/x")), {
       allowed: true,
     });
   });
 
   it("allows with a note when robots.txt fails (server error)", async () => {
     site.setRobots(503);
-    const decision = await new WebsitePolicy({ urlSafety, respectRobots: "enforce" }).check(site.url("/private/x"));
+    const decision = await createWebsitePolicy({ urlSafety, respectRobots: "enforce" }).check(site.url("/private/x"));
     assert.equal(decision.allowed, true);
     assert.match(decision.warning ?? "", /answered HTTP 503; treated as allowed/);
   });
@@ -166,7 +167,7 @@ describe("WebsitePolicy: robots.txt", () => {
   it("retries a failed robots.txt after a minute, long before the TTL", async (t) => {
     t.mock.timers.enable({ apis: ["Date"], now: Date.now() });
     site.setRobots(503);
-    const policy = new WebsitePolicy({ urlSafety, respectRobots: "enforce", robotsTtlMs: 3_600_000 });
+    const policy = createWebsitePolicy({ urlSafety, respectRobots: "enforce", robotsTtlMs: 3_600_000 });
     assert.equal((await policy.check(site.url("/private/x"))).allowed, true);
     site.setRobots("User-agent: *\nDisallow: /private\n");
     assert.equal((await policy.check(site.url("/private/x"))).allowed, true, "still the cached failure");
@@ -176,7 +177,7 @@ describe("WebsitePolicy: robots.txt", () => {
 
   it("fetches robots.txt through the SSRF guard: a private origin is not contacted", async () => {
     const start = robotsFetches();
-    const decision = await new WebsitePolicy({ urlSafety: { allowPrivate: false } }).check(site.url("/private/x"));
+    const decision = await createWebsitePolicy({ urlSafety: { allowPrivate: false } }).check(site.url("/private/x"));
     assert.equal(decision.allowed, true);
     assert.match(decision.warning ?? "", /could not be fetched \(blocked by URL safety: .*loopback/);
     assert.equal(robotsFetches(), start);
@@ -184,7 +185,7 @@ describe("WebsitePolicy: robots.txt", () => {
 
   it("does not fetch robots.txt when off", async () => {
     const start = robotsFetches();
-    assert.deepEqual(await new WebsitePolicy({ urlSafety, respectRobots: "off" }).check(site.url("/private/x")), {
+    assert.deepEqual(await createWebsitePolicy({ urlSafety, respectRobots: "off" }).check(site.url("/private/x")), {
       allowed: true,
     });
     assert.equal(robotsFetches(), start);
@@ -192,7 +193,7 @@ describe("WebsitePolicy: robots.txt", () => {
 
   it("applies the blocklist before robots.txt", async () => {
     const start = robotsFetches();
-    const policy = new WebsitePolicy({ urlSafety, blocklist: { domains: ["127.0.0.1"] }, respectRobots: "enforce" });
+    const policy = createWebsitePolicy({ urlSafety, blocklist: { domains: ["127.0.0.1"] }, respectRobots: "enforce" });
     assert.equal((await policy.check(site.url("/article"))).blocked_by_policy?.source, "options");
     assert.equal(robotsFetches(), start);
   });

@@ -32,7 +32,7 @@ import type { FileOperations } from "../src/fileops/types.js";
 import { renderDirectoryTree } from "../src/tree.js";
 import { Workspace, WorkspacePathError } from "../src/workspace.js";
 import { createFileTools } from "../tools/files.js";
-import { workspaceFromConfig } from "../tools/context.js";
+import { workspaceFromConfig } from "../src/context/thread.js";
 import { sshdUnavailable, startSshd, type TestSshd } from "./helpers/sshd.js";
 
 /** The backend as it is, plus a log of `method path` for every call made through it. */

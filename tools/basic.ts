@@ -2,8 +2,8 @@ import { tool, type StructuredTool } from "@langchain/core/tools";
 import { z } from "zod";
 import type { EnvironmentOption } from "../src/fileops/environment.js";
 import { ENVIRONMENT_OPTION_MESSAGE, isEnvironmentOption } from "../src/fileops/threadEnvironment.js";
-import { markWorkbenchTool } from "./context.js";
-import { createRunCommandTool, type RunCommandToolOptions } from "./shell.js";
+import { markWorkbenchTool } from "../src/context/thread.js";
+import { createRunCommandTool, type RunCommandToolOptions } from "./runCommand.js";
 
 /** Options of {@link createBasicTools}. */
 export interface BasicToolsOptions {

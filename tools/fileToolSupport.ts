@@ -1,6 +1,6 @@
 /**
- * Plumbing shared by the file tools: options, path resolution (confined or open mode), JSON
- * results, and the probe registry the stateful guards (middleware/fileGuards.ts) use to learn
+ * Plumbing shared by the file tools: options, path resolution (confined or open mode) and JSON
+ * results. Each tool registers a probe (src/context/probes.ts) so the stateful guards learn
  * which files a call touches without the tools keeping any state themselves.
  */
 import os from "node:os";
@@ -8,16 +8,18 @@ import path from "node:path";
 import { ToolMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import type { z } from "zod";
-import { assertFileOperations } from "../src/changes/localDisk.js";
+import { assertFileOperations } from "../src/fileops/assert.js";
 import type { EnvironmentOption } from "../src/fileops/environment.js";
 import { LocalFileOperations } from "../src/fileops/local.js";
+import { isLocalFileOperations } from "../src/fileops/locality.js";
 import { ENVIRONMENT_OPTION_MESSAGE, isEnvironmentOption, ThreadEnvironments } from "../src/fileops/threadEnvironment.js";
 import { OpenRefusedError, type FileOperations, type OpenGuard } from "../src/fileops/types.js";
 import { accessOpenGuard, contentAccessReason, type AccessPolicy } from "../src/guards/access.js";
 import type { CredentialPattern } from "../src/guards/credentials.js";
 import { writeTargetReason } from "../src/guards/writeTargets.js";
 import { Workspace, WorkspacePathError } from "../src/workspace.js";
-import { workspaceFromConfig } from "./context.js";
+import { workspaceFromConfig } from "../src/context/thread.js";
+import { registerFileToolProbe, type FileToolProbe, type FileToolTarget } from "../src/context/probes.js";
 
 /** Options of {@link createFileTools} and of each file tool. */
 export interface FileToolOptions {
@@ -201,7 +203,7 @@ export function openGuardFor(kind: "read" | "write", target: FileTarget, opts: R
  * verified on the descriptor itself and skip this.
  */
 export async function recheckAfterRead(target: FileTarget, opts: ResolvedFileToolOptions): Promise<void> {
-  if (opts.fileOps.kind === "local") return;
+  if (isLocalFileOperations(opts.fileOps)) return;
   const real = await opts.fileOps.realpath(target.systemPath).catch(() => undefined);
   const reason = real === undefined ? "was moved or removed while it was being read. Try again." : contentAccessReason(real, accessPolicyFor(target, opts));
   if (reason) throw new FileToolError(`"${target.display}" ${reason}`);
@@ -268,33 +270,6 @@ export function errorPayload(err: unknown, ws: Workspace | undefined, display?: 
   return { error: ws ? ws.rewrite(message) : message, ...(display ? { path: display } : {}) };
 }
 
-/** What a file tool call touches, as the stateful guards see it. */
-export interface FileToolTarget {
-  /** Absolute system path (stable across the model's spellings of it). */
-  key: string;
-  /** The path as the model sees it. */
-  display: string;
-  /** Current mtime, `null` when the file does not exist. */
-  mtimeMs: number | null;
-}
-
-/** Lets the stateful guards see a file tool's targets; registered per tool instance. */
-export interface FileToolProbe {
-  /** `read`: read_file (dedup + read timestamps); `write`: write_file/patch (staleness). */
-  kind: "read" | "write";
-  /** For reads, the window in normalised form (`offset:limit`), for the dedup key. */
-  window?(args: unknown): string;
-  targets(args: unknown, config: unknown): Promise<FileToolTarget[]>;
-}
-
-const probes = new WeakMap<object, FileToolProbe>();
-
-/** Registers `probe` for `tool` (a WeakMap, not tool metadata: metadata is serialised by tracers). */
-export function registerFileToolProbe<T extends object>(tool: T, probe: FileToolProbe): T {
-  probes.set(tool, probe);
-  return tool;
-}
-
 /** What a file tool's core returns: the JSON payload, and whether it answers an error. */
 export interface FileToolOutcome {
   payload: Record<string, unknown>;
@@ -326,11 +301,6 @@ export function defineFileTool<S extends z.ZodObject>(spec: {
     { name: spec.name, description: spec.description, schema: spec.schema },
   );
   return registerFileToolProbe(fileTool, spec.probe);
-}
-
-/** The probe registered for `tool`, if it is a file tool. */
-export function fileToolProbe(tool: unknown): FileToolProbe | undefined {
-  return tool && typeof tool === "object" ? probes.get(tool) : undefined;
 }
 
 /** Current mtime of a resolved target, `null` when missing or unresolvable. */

@@ -6,7 +6,7 @@
  * also get read dedup, staleness warnings on writes and loop detection; without it they work
  * the same otherwise.
  */
-import { markWorkbenchTool } from "./context.js";
+import { markWorkbenchTool } from "../src/context/thread.js";
 import { resolveFileToolOptions, type FileToolOptions } from "./fileToolSupport.js";
 import { createPatchTool } from "./patchTool.js";
 import { createReadFileTool } from "./readFile.js";

@@ -1,10 +1,10 @@
 // Public API of "langgraph-workbench/tools".
 // basic tools (get_current_time, run_command) and the thread-workspace context
 export { createBasicTools, createCurrentTimeTool, formatCurrentTime, type BasicToolsOptions } from "./basic.js";
+export { createRunCommandTool, type RunCommandToolOptions } from "./runCommand.js";
+export { isDangerousCommand } from "./dangerousCommands.js";
 export {
-  createRunCommandTool,
   commandEnvironmentForThread,
-  isDangerousCommand,
   runAgentCommand,
   runShellCommand,
   scrubEnv,
@@ -13,10 +13,9 @@ export {
   type AgentCommandResult,
   type AgentCommandSettings,
   type CommandSandboxOptions,
-  type RunCommandToolOptions,
   type RunShellCommandOptions,
   type ShellCommandResult,
-} from "./shell.js";
+} from "../src/fileops/command.js";
 export {
   workspaceFromConfig,
   threadIdFromConfig,
@@ -24,7 +23,7 @@ export {
   isWorkbenchTool,
   WORKBENCH_TOOL_METADATA_KEY,
   type ThreadConfigLike,
-} from "./context.js";
+} from "../src/context/thread.js";
 export {};
 export { createWebTools, type WebToolsOptions, type WebExtractToolResult, type WebProgressEvent, type SummaryTuning } from "./web.js";
 // search_files
@@ -34,5 +33,6 @@ export { createFileTools, type FileToolsOptions } from "./files.js";
 export { createReadFileTool, readFileSchema, settleLineCounts, type ReadFileArgs } from "./readFile.js";
 export { createWriteFileTool, writeFileSchema, looksLikeReadFileDisplay, type WriteFileArgs } from "./writeFile.js";
 export { createPatchTool, patchSchema, type PatchArgs } from "./patchTool.js";
-export { fileToolProbe, type FileToolOptions, type FileToolProbe, type FileToolTarget } from "./fileToolSupport.js";
+export { type FileToolOptions } from "./fileToolSupport.js";
+export { fileToolProbe, type FileToolProbe, type FileToolTarget } from "../src/context/probes.js";
 export { redactSecrets, containsRedactionMarker, isCredentialPath, hasBinaryExtension, sniffBinary } from "../src/guards/index.js";

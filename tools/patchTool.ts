@@ -28,10 +28,10 @@ import {
   threadFileOptions,
   type FileTarget,
   type FileToolOptions,
-  type FileToolTarget,
   type ResolvedFileToolOptions,
 } from "./fileToolSupport.js";
-import { workspaceFromConfig } from "./context.js";
+import type { FileToolTarget } from "../src/context/probes.js";
+import { workspaceFromConfig } from "../src/context/thread.js";
 import { assertWriteAccess, guardWriteContent, writeHoldingLock } from "./writeFile.js";
 
 export const patchSchema = z.object({

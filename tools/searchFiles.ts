@@ -20,7 +20,7 @@ import { dropHardLinkedResults, verifyReportedLines } from "../src/search/refuse
 import { shapeResults } from "../src/search/results.js";
 import type { SearchOutcome, SearchRequest } from "../src/search/types.js";
 import type { Workspace } from "../src/workspace.js";
-import { markWorkbenchTool } from "./context.js";
+import { markWorkbenchTool } from "../src/context/thread.js";
 import {
   accessPolicyFor,
   errorPayload,

@@ -7,13 +7,14 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { tool, type StructuredTool } from "@langchain/core/tools";
 import { z } from "zod";
-import { WebsitePolicy, type PolicyBlock, type WebsitePolicyOptions } from "../src/guards/policy.js";
+import { WebsitePolicy, type PolicyBlock } from "../src/guards/policy.js";
+import { createWebsitePolicy, type WebPolicyOptions } from "../src/web/robots.js";
 import { checkUrlSafety, type UrlSafetyOptions } from "../src/guards/url.js";
 import { urlKey, type ExtractedPage } from "../src/web/common.js";
 import { createWebDebugLog, type DebugUrlRecord, type WebDebugOptions } from "../src/web/debug.js";
 import { stripDataImages } from "../src/web/htmlToMarkdown.js";
 import { scrubSecrets } from "../src/web/retry.js";
-import { markWorkbenchTool } from "./context.js";
+import { markWorkbenchTool } from "../src/context/thread.js";
 import {
   buildBackend,
   configuredSecrets,
@@ -44,7 +45,7 @@ export interface WebToolsOptions {
   /** SSRF guard options for every URL (`allowPrivate`, `allowHosts`). Default private off (env `WORKBENCH_ALLOW_PRIVATE_URLS`). */
   urlSafety?: UrlSafetyOptions;
   /** Website policy (blocklist, robots.txt) or its options. Default: no blocklist, robots.txt advisory. */
-  policy?: WebsitePolicy | WebsitePolicyOptions;
+  policy?: WebsitePolicy | WebPolicyOptions;
   /** LLM used to summarise long pages; `false` disables. Default: `summarizerFromEnv()` (env `WORKBENCH_SUMMARY_MODEL`). */
   summarizer?: BaseChatModel | false;
   /** Summarisation thresholds and limits (see `summarizeContent`). */
@@ -176,7 +177,7 @@ export function createWebTools(options: WebToolsOptions = {}): StructuredTool[] 
   const policy =
     options.policy instanceof WebsitePolicy
       ? options.policy
-      : new WebsitePolicy({ urlSafety, ...(options.policy as WebsitePolicyOptions | undefined) });
+      : createWebsitePolicy({ urlSafety, ...(options.policy as WebPolicyOptions | undefined) });
   const build = (name: WebBackendName) => buildBackend(name, config, env, { urlSafety, policy });
   const searchSlot = new BackendSlot("search", options.searchBackend, build, env);
   const extractSlot = new BackendSlot("extract", options.extractBackend, build, env);

@@ -1,7 +1,7 @@
 import type { TrackerOptions } from "./base.js";
 import type { FileOperations } from "../fileops/types.js";
 import { ChokidarTracker } from "./chokidar.js";
-import { isLocalDisk } from "./localDisk.js";
+import { isLocalFileOperations } from "../fileops/locality.js";
 import { ParcelTracker } from "./parcel.js";
 import { PollingTracker } from "./polling.js";
 import type { ChangeTracker, TrackerKind } from "./types.js";
@@ -23,7 +23,7 @@ export interface CreateChangeTrackerOptions extends TrackerOptions {
   pollIntervalMs?: number;
   /**
    * Where `dir` lives (default: this machine). Watchers only see the local disk, so for any
-   * other backend (every `needsPolling(ops)` one: SSH, docker) a {@link PollingTracker} polls
+   * other backend (every one for which `isLocalFileOperations(ops)` is false: SSH, docker) a {@link PollingTracker} polls
    * through `fileOps`, whatever `kind` says.
    */
   fileOps?: FileOperations;
@@ -35,7 +35,7 @@ export function createChangeTracker(dir: string, options: CreateChangeTrackerOpt
   if (!TRACKER_KINDS.includes(kind)) {
     throw new TypeError(`kind must be one of ${TRACKER_KINDS.join(", ")}; got ${JSON.stringify(kind)}`);
   }
-  if (!isLocalDisk(fileOps)) return new PollingTracker(dir, { ...common, intervalMs: pollIntervalMs, fileOps });
+  if (!isLocalFileOperations(fileOps)) return new PollingTracker(dir, { ...common, intervalMs: pollIntervalMs, fileOps });
   switch (kind) {
     case "parcel":
       return new ParcelTracker(dir, { ...common, pollIntervalMs });

@@ -4,7 +4,8 @@ import path from "node:path";
 import pLimit from "p-limit";
 import type { FileOperations } from "../fileops/types.js";
 import { BaseTracker, type TrackerOptions } from "./base.js";
-import { assertFileOperations, isLocalDisk } from "./localDisk.js";
+import { assertFileOperations } from "../fileops/assert.js";
+import { isLocalFileOperations } from "../fileops/locality.js";
 
 /** Options of {@link PollingTracker}. */
 export interface PollingTrackerOptions extends TrackerOptions {
@@ -98,7 +99,7 @@ export class PollingTracker extends BaseTracker {
     }
     this.intervalMs = interval;
     assertFileOperations(options.fileOps, ["stat", "readdir"]);
-    this.source = isLocalDisk(options.fileOps) ? LOCAL_SOURCE : sourceOver(options.fileOps!);
+    this.source = isLocalFileOperations(options.fileOps) ? LOCAL_SOURCE : sourceOver(options.fileOps!);
     const names = new Set(this.options.ignoreNames);
     this.isIgnored = (name) => names.has(name);
   }

@@ -1,7 +1,7 @@
 // File operations backends: ShellFileOperations and the environments it runs commands in;
 // SftpFileOperations (SshEnvironment.fileOps).
 // LocalFileOperations (native fs) lives in ./local.ts.
-export { ShellFileOperations, needsPolling, type ShellFileOperationsOptions } from "./shell.js";
+export { ShellFileOperations, type ShellFileOperationsOptions } from "./shell.js";
 export type { Environment, EnvironmentOption, EnvironmentProvider, ExecOptions, ExecResult } from "./environment.js";
 export { LocalShellEnvironment, LocalEnvironment, type LocalShellEnvironmentOptions, type LocalEnvironmentOptions } from "./localShell.js";
 export {

@@ -1,7 +1,6 @@
 import { constants as osConstants } from "node:os";
 import path from "node:path";
 import type { Environment, ExecResult } from "./environment.js";
-import { isLocalFileOperations } from "./locality.js";
 import { withArgs } from "./quote.js";
 import type { DirEntry, EntryType, FileOperations, FileStat } from "./types.js";
 
@@ -21,7 +20,7 @@ export interface ShellFileOperationsOptions {
  * - Failures carry Node-style `code`s (ENOENT, EACCES, ENOTDIR, EISDIR, EEXIST, ENOTEMPTY, …)
  *   so callers treat this backend exactly like LocalFileOperations.
  * - `kind` is `"shell:<environment kind>"`. There is no file-system watcher on the far side of
- *   a shell, so change tracking must poll these backends (see {@link needsPolling}).
+ *   a shell, so change tracking must poll these backends (see `isLocalFileOperations` in locality.ts).
  *
  * @example
  * const ops = new ShellFileOperations(
@@ -240,15 +239,6 @@ echo "$c"`;
     const code = marked?.[1] ?? codeFromMessage(result.stderr);
     throw fsError(code ?? "EIO", syscall, p, code ? undefined : result.stderr.trim() || `exit status ${result.exitCode}`);
   }
-}
-
-/**
- * True for backends whose changes cannot be watched natively (every backend but the local disk:
- * the files live behind SSH, in a container, or behind a shell), so change tracking must poll
- * them. Decided by {@link isLocalFileOperations}.
- */
-export function needsPolling(ops: Pick<FileOperations, "kind">): boolean {
-  return !isLocalFileOperations(ops);
 }
 
 // `wb_probe PATH [-L]` checks that the path exists and turns a failure into a marked errno code

@@ -1,10 +1,22 @@
 import { readFile, stat } from "node:fs/promises";
 import robotsParserModule from "robots-parser";
-import { WORKBENCH_USER_AGENT, safeFetch } from "../web/safeFetch.js";
-import { normaliseHost, type UrlSafetyOptions } from "./url.js";
+import { normaliseHost } from "./url.js";
 
 /** How robots.txt is applied: ignored, a warning on the result (default), or a hard block. */
 export type RobotsMode = "off" | "advise" | "enforce";
+
+/** A robots.txt answer: the HTTP status and the body text (2xx only is parsed). */
+export interface RobotsResponse {
+  status: number;
+  text: string;
+}
+
+/**
+ * Fetches one robots.txt URL; rejects on network failure (the policy notes it and allows the
+ * URL). The guard layer does no I/O itself: the web layer supplies this (`createRobotsFetcher`
+ * in src/web/robots.ts, which goes through the SSRF-safe client).
+ */
+export type RobotsFetcher = (robotsUrl: string) => Promise<RobotsResponse>;
 
 /** Options of {@link WebsitePolicy}. */
 export interface WebsitePolicyOptions {
@@ -18,12 +30,16 @@ export interface WebsitePolicyOptions {
   respectRobots?: RobotsMode;
   /** How long a fetched robots.txt is trusted, per origin. Default 1 hour. */
   robotsTtlMs?: number;
-  /** User agent sent for robots.txt and matched against its groups. Default the workbench UA. */
+  /** Product token matched against robots.txt groups. Default `langgraph-workbench`. */
   userAgent?: string;
-  /** URL-safety options for robots.txt fetches (which go through the SSRF-safe client). */
-  urlSafety?: UrlSafetyOptions;
-  /** Deadline of one robots.txt fetch, in ms. Default 5 s. */
-  robotsTimeoutMs?: number;
+  /** How robots.txt files are fetched; required unless `respectRobots` is `"off"`. */
+  fetchRobots?: RobotsFetcher;
+  /**
+   * Check robots.txt also when a vendor backend (Tavily, Exa, Firecrawl, Parallel) does the
+   * fetching. Default `false`: robots.txt is then the vendor's business, and no request goes
+   * from this process to the target site; only the keyless `fetch` backend checks it.
+   */
+  robotsForVendors?: boolean;
 }
 
 /** Which rule blocked a URL, and where the rule came from (`options`, `<file>:<line>` or a robots.txt URL). */
@@ -69,7 +85,8 @@ interface RobotsEntry {
   note?: string;
 }
 
-const ROBOTS_MAX_BYTES = 512 * 1024;
+/** Matched against robots.txt groups when no `userAgent` is given (the workbench UA's product token). */
+const DEFAULT_ROBOTS_PRODUCT = "langgraph-workbench";
 const ROBOTS_CACHE_MAX_ORIGINS = 1_000;
 /** Failed robots.txt fetches are retried sooner than good ones are refreshed. */
 const ROBOTS_FAILURE_TTL_MS = 60_000;
@@ -87,22 +104,33 @@ export class WebsitePolicy {
   private readonly mode: RobotsMode;
   private readonly robotsTtlMs: number;
   private readonly userAgent: string;
+  private readonly fetchRobotsTxt?: RobotsFetcher;
+  /** See {@link WebsitePolicyOptions.robotsForVendors}. */
+  readonly robotsForVendors: boolean;
 
-  constructor(private readonly opts: WebsitePolicyOptions = {}) {
+  constructor(opts: WebsitePolicyOptions = {}) {
     const mode = opts.respectRobots ?? "advise";
     if (!["off", "advise", "enforce"].includes(mode)) {
       throw new TypeError(`respectRobots must be "off", "advise" or "enforce", got ${String(mode)}`);
     }
     if (opts.robotsTtlMs !== undefined && !(opts.robotsTtlMs >= 0)) throw new RangeError("robotsTtlMs must be >= 0");
+    if (mode !== "off" && typeof opts.fetchRobots !== "function") {
+      throw new TypeError('fetchRobots is required unless respectRobots is "off" (createWebsitePolicy from langgraph-workbench/web supplies one)');
+    }
     this.mode = mode;
     this.robotsTtlMs = opts.robotsTtlMs ?? DEFAULT_ROBOTS_TTL_MS;
-    this.userAgent = opts.userAgent ?? WORKBENCH_USER_AGENT;
+    this.userAgent = opts.userAgent ?? DEFAULT_ROBOTS_PRODUCT;
+    this.fetchRobotsTxt = opts.fetchRobots;
+    this.robotsForVendors = opts.robotsForVendors === true;
     this.optionRules = (opts.blocklist?.domains ?? []).flatMap((text) => compileRule(text, "options") ?? []);
     this.files = opts.blocklist?.files ?? [];
   }
 
-  /** Blocklist first (hard), then robots.txt per the mode. */
-  async check(url: string): Promise<PolicyDecision> {
+  /**
+   * Blocklist first (hard), then robots.txt per the mode. `robots: false` skips robots.txt (a
+   * vendor backend fetches the page, see {@link WebsitePolicyOptions.robotsForVendors}).
+   */
+  async check(url: string, options: { robots?: boolean } = {}): Promise<PolicyDecision> {
     let parsed: URL;
     try {
       parsed = new URL(url);
@@ -115,7 +143,7 @@ export class WebsitePolicy {
     const hit = rules.find((rule) => rule.matches(host));
     if (hit) return { allowed: false, blocked_by_policy: { host, rule: hit.pattern, source: hit.source } };
 
-    if (this.mode !== "off" && (parsed.protocol === "http:" || parsed.protocol === "https:")) {
+    if (this.mode !== "off" && options.robots !== false && (parsed.protocol === "http:" || parsed.protocol === "https:")) {
       const decision = await this.checkRobots(parsed, host, warnings);
       if (decision) return decision;
     }
@@ -163,16 +191,10 @@ export class WebsitePolicy {
     const expires = Date.now() + this.robotsTtlMs;
     const failureExpires = Date.now() + Math.min(this.robotsTtlMs, ROBOTS_FAILURE_TTL_MS);
     try {
-      const response = await safeFetch(robotsUrl, {
-        maxBytes: ROBOTS_MAX_BYTES,
-        timeoutMs: this.opts.robotsTimeoutMs ?? 5_000,
-        userAgent: this.userAgent,
-        urlSafety: this.opts.urlSafety,
-        headers: { accept: "text/plain" },
-      });
+      const response = await this.fetchRobotsTxt!(robotsUrl);
       // Rules from a redirected robots.txt apply to the origin that was asked (as crawlers do).
       if (response.status >= 200 && response.status < 300) {
-        const text = response.body.toString("utf8");
+        const text = response.text;
         return { expires, robotsUrl, robots: robotsParser(robotsUrl, text), lines: text.split(/\r?\n/) };
       }
       // 4xx means "no robots.txt" (everything allowed); 5xx is a server problem we note.

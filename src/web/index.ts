@@ -13,7 +13,8 @@ export {
   type WebTask,
 } from "./select.js";
 export { createWebDebugLog, type DebugCallRecord, type DebugUrlRecord, type WebDebugLog, type WebDebugOptions } from "./debug.js";
-export { createTavilyBackend, type TavilyBackendOptions } from "./tavily.js";
-export { createExaBackend, type ExaBackendOptions } from "./exa.js";
-export { createFirecrawlBackend, type FirecrawlBackendOptions } from "./firecrawl.js";
-export { createParallelBackend, type ParallelBackendOptions } from "./parallel.js";
+export { createTavilyBackend, type TavilyBackendOptions } from "./vendors/tavily.js";
+export { createExaBackend, type ExaBackendOptions } from "./vendors/exa.js";
+export { createFirecrawlBackend, type FirecrawlBackendOptions } from "./vendors/firecrawl.js";
+export { createParallelBackend, type ParallelBackendOptions } from "./vendors/parallel.js";
+export { createRobotsFetcher, createWebsitePolicy, type RobotsFetcherOptions, type WebPolicyOptions } from "./robots.js";

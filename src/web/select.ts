@@ -6,11 +6,11 @@
 import type { WebsitePolicy } from "../guards/policy.js";
 import type { UrlSafetyOptions } from "../guards/url.js";
 import type { VendorOptions } from "./common.js";
-import { createExaBackend } from "./exa.js";
+import { createExaBackend } from "./vendors/exa.js";
 import { createFetchBackend, type FetchBackendOptions } from "./fetchBackend.js";
-import { createFirecrawlBackend, type FirecrawlBackendOptions } from "./firecrawl.js";
-import { createParallelBackend, type ParallelBackendOptions } from "./parallel.js";
-import { createTavilyBackend } from "./tavily.js";
+import { createFirecrawlBackend, type FirecrawlBackendOptions } from "./vendors/firecrawl.js";
+import { createParallelBackend, type ParallelBackendOptions } from "./vendors/parallel.js";
+import { createTavilyBackend } from "./vendors/tavily.js";
 import type { WebBackend, WebBackendName } from "./types.js";
 
 export type WebTask = "search" | "extract";

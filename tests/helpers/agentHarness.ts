@@ -12,7 +12,7 @@ import { MemorySaver } from "@langchain/langgraph";
 import { createAgent } from "langchain";
 import { z } from "zod";
 import { isWorkspaceTreeMessage } from "../../middleware/treeMessage.js";
-import { workspaceFromConfig } from "../../tools/context.js";
+import { workspaceFromConfig } from "../../src/context/thread.js";
 
 export async function tempRoot(prefix = "wb-mw-"): Promise<{ root: string; cleanup: () => Promise<void> }> {
   const root = await mkdtemp(path.join(os.tmpdir(), prefix));

@@ -1,18 +1,4 @@
-import { isLocalFileOperations } from "../fileops/locality.js";
-import type { FileOperations } from "../fileops/types.js";
-
-/**
- * True when `ops` reads this machine's disk (no `ops`, or a `kind: "local"` backend): the tree
- * and the trackers then use native `fs` calls and native watchers, which are much faster than
- * going through the interface. Anything else — every backend for which `needsPolling(ops)`
- * holds (SSH, docker, bash) and any custom one — is reached only through `ops`, and change
- * tracking polls it.
- */
-export function isLocalDisk(ops: Pick<FileOperations, "kind"> | undefined): boolean {
-  return isLocalFileOperations(ops);
-}
-
-/** What the tree, the trackers and the workspace call on a {@link FileOperations}. */
+/** What the tree, the trackers and the workspace call on a `FileOperations`. */
 export const LISTING_METHODS = ["stat", "realpath", "readdir", "readText", "mkdirp"] as const;
 
 /**

@@ -1,19 +1,20 @@
+/**
+ * Running one agent command line in a thread's environment: variable scrubbing, the bounded
+ * head-and-tail capture, the sandbox choice and the danger screen. Shared by run_command and
+ * WorkbenchBackend.execute.
+ */
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { StringDecoder } from "node:string_decoder";
-import { tool, type StructuredTool } from "@langchain/core/tools";
 import { z } from "zod";
-import type { Environment, EnvironmentOption } from "../src/fileops/environment.js";
-import { shellQuote } from "../src/fileops/quote.js";
-import { commandEnvironmentFor, defaultSandboxEnv, type CommandEnvironment } from "../src/fileops/sandbox.js";
-import { defaultLocalEnvironment, isEnvironmentOption, isLocalEnvironment, ThreadEnvironments, ENVIRONMENT_OPTION_MESSAGE } from "../src/fileops/threadEnvironment.js";
-import type { FileOperations } from "../src/fileops/types.js";
-import { redactSecrets } from "../src/guards/redact.js";
-import { resolveRootDir, type Workspace } from "../src/workspace.js";
-import { isDangerousCommand } from "./dangerousCommands.js";
-import { markWorkbenchTool, workspaceFromConfig } from "./context.js";
-
-export { isDangerousCommand } from "./dangerousCommands.js";
+import type { Environment } from "./environment.js";
+import { shellQuote } from "./quote.js";
+import { commandEnvironmentFor, defaultSandboxEnv, type CommandEnvironment } from "./sandbox.js";
+import { defaultLocalEnvironment, isLocalEnvironment, type ThreadEnvironments } from "./threadEnvironment.js";
+import type { FileOperations } from "./types.js";
+import { redactSecrets } from "../guards/redact.js";
+import { resolveRootDir, type Workspace } from "../workspace.js";
+import { screenCommand } from "../guards/commands.js";
 
 /** Default limit on how long a command may run. */
 export const DEFAULT_COMMAND_TIMEOUT_SECONDS = 60;
@@ -254,7 +255,7 @@ const AGENT_COMMAND_VARIABLES = { PAGER: "cat", GIT_PAGER: "cat", GIT_TERMINAL_P
  */
 export async function runAgentCommand(command: string, settings: AgentCommandSettings): Promise<AgentCommandResult> {
   if (!settings.allowDangerous) {
-    const reason = isDangerousCommand(command);
+    const reason = screenCommand(command);
     if (reason) {
       return {
         refused: `command refused because ${reason}. It is outside what this workspace tool may do; work on files inside the workspace instead. If this is really needed, ask the user to run it.`,
@@ -287,137 +288,4 @@ export async function runAgentCommand(command: string, settings: AgentCommandSet
   });
   const masked = settings.redact === false ? result.output : redactSecrets(result.output);
   return { ...result, output: ws.rewrite(masked), truncated: result.totalChars > result.output.length };
-}
-
-/** Options of the `run_command` tool. */
-export interface RunCommandToolOptions {
-  /** Workspace root (else `WORKBENCH_ROOT`, else `./agent_files`). */
-  rootDir?: string;
-  /** Default timeout in seconds when the model gives none. Default 60. */
-  defaultTimeoutSeconds?: number;
-  /** Largest timeout the model may ask for, in seconds. Default 600. */
-  maxTimeoutSeconds?: number;
-  /** Output cap in characters. Default 30,000. */
-  maxOutputChars?: number;
-  /**
-   * Run commands that {@link isDangerousCommand} flags. Default false: they are refused. Set it
-   * only when a human approves each call, e.g.
-   * `humanInTheLoopMiddleware({ interruptOn: { run_command: { allowedDecisions: ["approve", "reject"] } } })`.
-   */
-  allowDangerous?: boolean;
-  /** Extra variables for the child, added after scrubbing (so they are passed on purpose). */
-  env?: Record<string, string>;
-  /**
-   * Where commands run: an Environment for every thread, or `(threadId) => Environment` for one
-   * per thread (see `createWorkbench`). Default: this machine, sandboxed ({@link commandEnvironmentForThread}).
-   */
-  environment?: EnvironmentOption;
-  /** File access used to create the thread directory (default: the environment's own). */
-  fileOps?: FileOperations;
-  /** Sandbox for commands on this machine: `"auto"` (default), `"required"` or `"off"`; see {@link CommandSandboxOptions}. */
-  sandbox?: CommandSandboxOptions["sandbox"];
-  /** Network inside the sandbox (default false). */
-  network?: boolean;
-}
-
-const runCommandOptionsSchema = z.object({
-  ...commandSandboxSchema,
-  rootDir: z.string().min(1).optional(),
-  environment: z.custom<EnvironmentOption>(isEnvironmentOption, ENVIRONMENT_OPTION_MESSAGE).optional(),
-  fileOps: z.custom<FileOperations>((v) => typeof v === "object" && v !== null && typeof (v as FileOperations).mkdirp === "function", "fileOps must implement FileOperations").optional(),
-  defaultTimeoutSeconds: z.number().positive().max(86_400).optional(),
-  maxTimeoutSeconds: z.number().positive().max(86_400).optional(),
-  maxOutputChars: z.number().int().min(200).optional(),
-  allowDangerous: z.boolean().optional(),
-  env: z.record(z.string(), z.string()).optional(),
-});
-
-const runCommandInput = z.object({
-  command: z
-    .string()
-    .describe(
-      "A bash command line, run with `bash -c` in the workspace directory (relative paths are inside the workspace). " +
-        "No stdin: use non-interactive flags (e.g. `-y`). Prefer file tools for reading and editing files.",
-    ),
-  timeout: z
-    .number()
-    .optional()
-    .describe("Seconds before the command and all its child processes are killed. Default 60. Raise it for builds or installs."),
-});
-
-/**
- * The `run_command` tool: the terminal fallback for what the file tools cannot do. Runs in the
- * calling thread's workspace (`configurable.thread_id`), kills the whole process group on
- * timeout, caps output (head and tail), reports the exit code, scrubs secret-looking variables
- * from the child environment and refuses {@link isDangerousCommand} hits unless
- * `allowDangerous` is set.
- */
-export function createRunCommandTool(options: RunCommandToolOptions = {}): StructuredTool {
-  const parsed = runCommandOptionsSchema.safeParse(options ?? {});
-  if (!parsed.success) throw new TypeError(`Invalid run_command options: ${z.prettifyError(parsed.error)}`);
-  const opts = parsed.data;
-  const maxTimeout = opts.maxTimeoutSeconds ?? 600;
-  const defaultTimeout = Math.min(opts.defaultTimeoutSeconds ?? DEFAULT_COMMAND_TIMEOUT_SECONDS, maxTimeout);
-  const maxOutputChars = opts.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
-  const environments = new ThreadEnvironments({ environment: opts.environment });
-  prepareCommandSandbox(opts, opts.environment !== undefined, opts.rootDir);
-
-  const runCommand = tool(
-    async ({ command, timeout }, config) => {
-      if (typeof command !== "string" || command.trim() === "") {
-        return withMeta("Error: `command` is empty. Pass a bash command line, e.g. `ls -la`.");
-      }
-      const seconds = timeout ?? defaultTimeout;
-      if (!Number.isFinite(seconds) || seconds <= 0 || seconds > maxTimeout) {
-        return withMeta(`Error: timeout must be between 1 and ${maxTimeout} seconds (got ${String(timeout)}). Omit it for the default of ${defaultTimeout} s.`);
-      }
-      try {
-        const ws = workspaceFromConfig(config, opts.rootDir);
-        const chosen = await commandEnvironmentForThread(environments, ws, opts);
-        const meta = { sandboxed: chosen.sandboxed, environment: chosen.environment.kind, ...(chosen.reason ? { note: chosen.reason } : {}) };
-        const result = await runAgentCommand(command, {
-          environment: chosen.environment,
-          fileOps: opts.fileOps ?? (await environments.fileOpsFor(ws.threadId)),
-          workspace: ws,
-          timeoutMs: Math.round(seconds * 1000),
-          maxOutputChars,
-          allowDangerous: opts.allowDangerous,
-          env: opts.env,
-          signal: config?.signal,
-        });
-        if (result.refused !== undefined) return withMeta(`Error: ${result.refused}`, meta);
-        return withMeta(formatResult(result, seconds), meta);
-      } catch (err) {
-        return withMeta(`Error: could not run the command: ${(err as Error)?.message ?? String(err)}`);
-      }
-    },
-    {
-      name: "run_command",
-      // The artifact carries how the command ran ({ sandboxed, environment, note }) for the app;
-      // the model sees only the content.
-      responseFormat: "content_and_artifact",
-      description:
-        "Run a shell command (bash) in the workspace directory and get its combined stdout/stderr and exit code. " +
-        `Output over ${maxOutputChars.toLocaleString("en-US")} characters keeps only its beginning and end. ` +
-        "Commands that could damage the machine (rm -rf /, mkfs, dd to disks, curl | sh, shutdown…) are refused.",
-      schema: runCommandInput,
-    },
-  );
-  return markWorkbenchTool(runCommand) as unknown as StructuredTool;
-}
-
-/** run_command's answer: the text for the model and, as the ToolMessage artifact, how it ran. */
-function withMeta(content: string, meta: Record<string, unknown> = {}): [string, Record<string, unknown>] {
-  return [content, meta];
-}
-
-function formatResult(r: ShellCommandResult, seconds: number): string {
-  const body = r.output.length > 0 ? r.output.replace(/\s+$/, "") : "(no output)";
-  let status: string;
-  if (r.timedOut) status = `[timed out after ${seconds} s: the command and its child processes were killed. Pass a larger timeout or run less at once]`;
-  else if (r.aborted) status = "[cancelled: the run was aborted and the command was killed]";
-  else if (r.exitCode !== null) status = `[exit code ${r.exitCode}]`;
-  else if (r.notStarted) status = "[the command could not be started]";
-  else status = `[killed by signal ${r.signal ?? "unknown"}]`;
-  return `${body}\n${status}`;
 }

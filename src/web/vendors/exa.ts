@@ -1,8 +1,8 @@
 /** Exa through `exa-js`: POST /search with highlights, POST /contents for extraction. */
 import type { Exa as ExaClient } from "exa-js";
-import type { WebBackend, WebExtractOptions, WebSearchOptions, WebSearchResult } from "./types.js";
-import { extractInBatch, failedPage, inInputOrder, resolveVendorOptions, text, urlKey, type ExtractedPage, type VendorOptions } from "./common.js";
-import { errorMessage, withRetries, withTimeout } from "./retry.js";
+import type { WebBackend, WebExtractOptions, WebSearchOptions, WebSearchResult } from "../types.js";
+import { extractInBatch, failedPage, inInputOrder, resolveVendorOptions, text, urlKey, type ExtractedPage, type VendorOptions } from "../common.js";
+import { errorMessage, withRetries, withTimeout } from "../retry.js";
 
 export type ExaBackendOptions = VendorOptions;
 

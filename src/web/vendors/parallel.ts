@@ -1,8 +1,8 @@
 /** Parallel through `parallel-web`: POST /v1/search and POST /v1/extract (full content). */
 import type { Parallel as ParallelClient } from "parallel-web";
-import type { WebBackend, WebExtractOptions, WebSearchOptions, WebSearchResult } from "./types.js";
-import { extractInBatch, failedPage, inInputOrder, resolveVendorOptions, text, urlKey, type ExtractedPage, type VendorOptions } from "./common.js";
-import { errorMessage } from "./retry.js";
+import type { WebBackend, WebExtractOptions, WebSearchOptions, WebSearchResult } from "../types.js";
+import { extractInBatch, failedPage, inInputOrder, resolveVendorOptions, text, urlKey, type ExtractedPage, type VendorOptions } from "../common.js";
+import { errorMessage } from "../retry.js";
 
 export interface ParallelBackendOptions extends VendorOptions {
   /** Search mode preset. Default `"fast"`. */

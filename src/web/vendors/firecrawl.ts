@@ -1,9 +1,9 @@
 /** Firecrawl through `@mendable/firecrawl-js` v4: POST /v2/search, one POST /v2/scrape per URL. */
 import type { Firecrawl as FirecrawlClient } from "@mendable/firecrawl-js";
 import pLimit from "p-limit";
-import type { WebBackend, WebExtractOptions, WebSearchOptions, WebSearchResult } from "./types.js";
-import { failedPage, resolveVendorOptions, text, type ExtractedPage, type VendorOptions } from "./common.js";
-import { errorMessage, withRetries } from "./retry.js";
+import type { WebBackend, WebExtractOptions, WebSearchOptions, WebSearchResult } from "../types.js";
+import { failedPage, resolveVendorOptions, text, type ExtractedPage, type VendorOptions } from "../common.js";
+import { errorMessage, withRetries } from "../retry.js";
 
 export interface FirecrawlBackendOptions extends VendorOptions {
   /**

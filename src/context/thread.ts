@@ -1,6 +1,6 @@
 import { ToolMessage } from "@langchain/core/messages";
 import { ToolInputParsingException } from "@langchain/core/tools";
-import { Workspace, resolveRootDir } from "../src/workspace.js";
+import { Workspace, resolveRootDir } from "../workspace.js";
 
 /**
  * The parts of a LangChain config (or a `ToolRuntime`, which is a config with a nested `config`)

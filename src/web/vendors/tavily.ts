@@ -1,8 +1,8 @@
 /** Tavily through `@tavily/core`: one POST /search, one batched POST /extract. */
 import type { tavily as TavilyFactory } from "@tavily/core";
-import type { WebBackend, WebExtractOptions, WebSearchOptions, WebSearchResult } from "./types.js";
-import { extractInBatch, failedPage, inInputOrder, resolveVendorOptions, text, urlKey, type ExtractedPage, type VendorOptions } from "./common.js";
-import { errorMessage, withRetries } from "./retry.js";
+import type { WebBackend, WebExtractOptions, WebSearchOptions, WebSearchResult } from "../types.js";
+import { extractInBatch, failedPage, inInputOrder, resolveVendorOptions, text, urlKey, type ExtractedPage, type VendorOptions } from "../common.js";
+import { errorMessage, withRetries } from "../retry.js";
 
 /** Tavily adapter options; `apiKey` defaults to nothing (pass `TAVILY_API_KEY` explicitly). */
 export type TavilyBackendOptions = VendorOptions;
