@@ -234,3 +234,15 @@ test("summarisation offloads history twice through the backend and both sections
   assert.equal(history.match(/^## Summarized at /gm)?.length, summaries, history);
   assert.match(history, /n1\.txt/);
 });
+
+test("over shell file operations (SSH/Docker path) glob lists links to files, not links to directories or out of the workspace", async () => {
+  const dir = await seed("t-links-shell", { "real/target.md": "t\n", "docs/a.md": "a\n" });
+  await symlink("../real/target.md", path.join(dir, "docs", "link.md"));
+  await symlink("/etc/hostname", path.join(dir, "docs", "out.md"));
+  await symlink("../real", path.join(dir, "docs", "dirlink.md"));
+  const { ShellFileOperations } = await import("../src/fileops/shell.js");
+  const { LocalShellEnvironment } = await import("../src/fileops/localShell.js");
+  const backend = new WorkbenchBackend({ rootDir: root, threadId: "t-links-shell", fileOps: new ShellFileOperations(new LocalShellEnvironment()) });
+  const glob = await backend.glob("docs/*.md");
+  assert.deepEqual(glob.files?.map((f) => f.path).sort(), ["/docs/a.md", "/docs/link.md"]);
+});

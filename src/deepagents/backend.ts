@@ -852,6 +852,8 @@ export class WorkbenchBackend implements BackendProtocolV2 {
           // A symlink may point out of the workspace: only follow it when its target is inside.
           const target = await t.ops.realpath(child).catch(() => undefined);
           if (!target || t.ws.toAgentPath(target) === target) continue;
+          // A link to a directory is not a file (and is never walked into).
+          if ((await t.ops.stat(target).catch(() => null))?.type !== "file") continue;
           real = target;
         }
         if (++seen > this.maxWalkFiles) return true;
