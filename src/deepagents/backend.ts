@@ -152,7 +152,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
   /** Bounds concurrent stat calls (glob metadata). */
   private readonly io = pLimit(32);
   /**
-   * Last mtime this process saw of each file it read or wrote (real path → mtime), for the
+   * Last mtime this process saw of each file it read or wrote (system path → mtime), for the
    * staleness warning on writes. Bounded; insertion order is the eviction order.
    */
   private readonly seen = new Map<string, number>();
@@ -283,7 +283,6 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       const refused = await this.refuseRead(t);
       if (refused) return { error: refused };
       const start = Math.max(0, Math.floor(Number.isFinite(offset) ? offset : 0));
-      await this.noteSeen(t.ops, t.system);
       if (limit === 0) return { content: "", mimeType: "text/plain" };
       const count = Math.max(1, Math.floor(Number.isFinite(limit) && limit > 0 ? limit : 500));
       const guard = this.openGuard("read", t);
@@ -309,7 +308,9 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       const text = lines.join("\n");
       // Counting streams the rest of the file: worth it for the "of T lines" hint on ordinary
       // files, not for a window at the top of a multi-GB log (totalLines is optional in deepagents).
-      const size = (await t.ops.stat(t.system))?.size ?? Number.POSITIVE_INFINITY;
+      const st = await t.ops.stat(t.system);
+      if (st) this.remember(t.system, st.mtimeMs);
+      const size = st?.size ?? Number.POSITIVE_INFINITY;
       const totalLines = window.totalLines ?? (size <= COUNT_LINES_MAX_BYTES ? await t.ops.countLines(t.system, guard) : undefined);
       const endLine = start + lines.length;
       const more = capped || window.hasMore || (totalLines !== undefined && endLine < totalLines);
@@ -337,7 +338,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       const text = await t.ops.readText(t.system, this.openGuard("read", t));
       const changed = await this.recheckAfterRead(t);
       if (changed) return { error: changed };
-      await this.noteSeen(t.ops, t.system);
+      this.remember(t.system, s.mtimeMs);
       const stamp = new Date(s.mtimeMs).toISOString();
       return {
         data: { content: this.redact ? redactSecrets(text) : text, mimeType: "text/plain", created_at: stamp, modified_at: stamp },
@@ -369,9 +370,9 @@ export class WorkbenchBackend implements BackendProtocolV2 {
         if (existing?.type === "directory") return { error: `'${t.shown}' is a directory. Write to a file path inside it.` };
         const nonRegular = existing ? nonRegularFileReason(t.shown, existing) : undefined;
         if (nonRegular) return { error: nonRegular };
-        const warning = existing ? await this.staleness(t, dest, existing.mtimeMs) : undefined;
+        const warning = existing ? this.staleness(t, existing.mtimeMs) : undefined;
         await t.ops.writeAtomic(dest, data, this.openGuard("write", t));
-        await this.noteSeen(t.ops, dest);
+        await this.noteSeen(t.ops, t.system);
         return { path: t.shown, filesUpdate: null, ...(warning ? { metadata: { [BACKEND_WARNING_KEY]: warning } } : {}) };
       });
     });
@@ -395,10 +396,10 @@ export class WorkbenchBackend implements BackendProtocolV2 {
         const tooLarge = editInputProblem(t.shown, current?.size ?? 0);
         if (tooLarge) return { error: tooLarge };
         const before = await t.ops.readText(dest, this.openGuard("read", t));
-        const warning = current ? await this.staleness(t, dest, current.mtimeMs) : undefined;
+        const warning = current ? this.staleness(t, current.mtimeMs) : undefined;
         const done = async (after: string, occurrences: number): Promise<EditResult> => {
           await t.ops.writeAtomic(dest, after, this.openGuard("write", t));
-          await this.noteSeen(t.ops, dest);
+          await this.noteSeen(t.ops, t.system);
           return { path: t.shown, filesUpdate: null, occurrences, ...(warning ? { metadata: { [BACKEND_WARNING_KEY]: warning } } : {}) };
         };
         // deepagents' rule: an empty old_string fills an empty file (and nothing else).
@@ -589,18 +590,22 @@ export class WorkbenchBackend implements BackendProtocolV2 {
    */
   private async linksToFiles(t: Target, dir: string, cap: number): Promise<{ files: { system: string; rel: string }[]; truncated: boolean }> {
     const found: { system: string; rel: string }[] = [];
-    const queue = [dir];
+    let level = [dir];
     let dirsSeen = 0;
-    while (queue.length > 0) {
-      const current = queue.shift()!;
-      if (++dirsSeen > this.maxWalkFiles) return { files: found, truncated: true };
-      const entries = await t.ops.readdir(current).catch(() => []);
+    while (level.length > 0) {
+      dirsSeen += level.length;
+      if (dirsSeen > this.maxWalkFiles) return { files: found, truncated: true };
+      // One directory level at a time, its readdirs in parallel (bounded by `io`).
+      const listed = await Promise.all(level.map((d) => this.io(() => t.ops.readdir(d).catch(() => []))));
+      const next: string[] = [];
       const links: string[] = [];
-      for (const e of entries) {
-        const child = joinSystem(current, e.name);
-        if (e.type === "directory" && !this.skipDirs.has(e.name)) queue.push(child);
-        else if (e.type === "symlink") links.push(child);
-      }
+      listed.forEach((entries, i) => {
+        for (const e of entries) {
+          const child = joinSystem(level[i]!, e.name);
+          if (e.type === "directory" && !this.skipDirs.has(e.name)) next.push(child);
+          else if (e.type === "symlink") links.push(child);
+        }
+      });
       const kept = await Promise.all(
         links.map((link) =>
           this.io(async () => {
@@ -615,25 +620,32 @@ export class WorkbenchBackend implements BackendProtocolV2 {
         if (found.length >= cap) return { files: found, truncated: true };
         found.push({ system: link, rel: relativeTo(dir, link) });
       }
+      level = next;
     }
     return { files: found, truncated: false };
   }
 
-  /** The staleness warning when `dest` changed since this backend last read or wrote it. */
-  private async staleness(t: Target, dest: string, mtimeMs: number): Promise<string | undefined> {
-    const real = await t.ops.realpath(dest).catch(() => dest);
-    return isStale(this.seen.get(real), mtimeMs) ? staleWriteWarning([t.shown]) : undefined;
+  /**
+   * The staleness warning when the file behind the model's path (links followed: `mtimeMs` is
+   * its target's) changed since this backend last read or wrote it through that path.
+   */
+  private staleness(t: Target, mtimeMs: number): string | undefined {
+    return isStale(this.seen.get(t.system), mtimeMs) ? staleWriteWarning([t.shown]) : undefined;
   }
 
-  /** Remembers the current mtime of the file behind `system` (by its real path). */
-  private async noteSeen(ops: FileOperations, system: string): Promise<void> {
-    const real = await ops.realpath(system).catch(() => undefined);
-    const s = real === undefined ? null : await ops.stat(real).catch(() => null);
-    if (real === undefined || s?.type !== "file") return;
-    this.seen.delete(real);
-    this.seen.set(real, s.mtimeMs);
+  /** Remembers the mtime seen through `system` (bounded; oldest forgotten first). */
+  private remember(system: string, mtimeMs: number): void {
+    this.seen.delete(system);
+    this.seen.set(system, mtimeMs);
     if (this.seen.size > MAX_SEEN_FILES) this.seen.delete(this.seen.keys().next().value as string);
   }
+
+  /** Remembers the current mtime of the file behind `system` after a write. */
+  private async noteSeen(ops: FileOperations, system: string): Promise<void> {
+    const s = await ops.stat(system).catch(() => null);
+    if (s?.type === "file") this.remember(system, s.mtimeMs);
+  }
+
 
   /** Resolves the agent path and runs `fn`; every failure becomes an `{ error }` without host paths. */
   private async guarded<R extends { error?: string }>(agentPath: string, fn: (t: Target) => Promise<R>): Promise<R> {
@@ -734,6 +746,8 @@ export class WorkbenchBackend implements BackendProtocolV2 {
   private async listFiles(t: Target): Promise<{ files: { system: string; rel: string }[]; truncated: boolean }> {
     const files: { system: string; rel: string }[] = [];
     if (isLocalFileOperations(t.ops)) {
+      // The engine does not follow symlinks: links to files inside the workspace are found alongside (read follows them too).
+      const linksFound = this.linksToFiles(t, t.system, this.maxWalkFiles);
       const outcome = await this.searchEngine({
         target: "files",
         pattern: "*",
@@ -747,10 +761,10 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       });
       if (outcome.error) throw new SearchEngineError(outcome.error);
       for (const system of outcome.files) files.push({ system, rel: relativeTo(t.system, system) });
-      // The engine does not follow symlinks: links to files inside the workspace are added (read follows them too).
-      const links = await this.linksToFiles(t, t.system, this.maxWalkFiles - files.length);
-      files.push(...links.files);
-      return { files, truncated: !outcome.complete || links.truncated };
+      const links = await linksFound;
+      const room = Math.max(0, this.maxWalkFiles - files.length);
+      files.push(...links.files.slice(0, room));
+      return { files, truncated: !outcome.complete || links.truncated || links.files.length > room };
     }
     const truncated = await this.walk(t, t.system, async (system, rel) => {
       files.push({ system, rel });
@@ -777,7 +791,8 @@ export class WorkbenchBackend implements BackendProtocolV2 {
     if (outcome.error) throw new SearchEngineError(outcome.error);
     await dropHardLinkedResults(outcome, this.policy(t.ws));
     // ripgrep skips files with NUL bytes only: a PNG header without one still "matches".
-    const binary = await this.binaryByContent(t, [...new Set(outcome.lines.filter((l) => l.match).map((l) => l.path))]);
+    // Only files whose matched lines look binary (invalid UTF-8, control bytes) are sniffed.
+    const binary = await this.binaryByContent(t, [...new Set(outcome.lines.filter((l) => l.match && SUSPECT_LINE.test(l.text)).map((l) => l.path))]);
     if (binary.size > 0) outcome.lines = outcome.lines.filter((l) => !binary.has(l.path));
     if (outcome.engine === "ripgrep") await verifyReportedLines(outcome, t.ws.realDirectory());
     const raw: RawGrep = { matches: [], truncated: !outcome.complete };
@@ -869,6 +884,9 @@ export class WorkbenchBackend implements BackendProtocolV2 {
     return rel === "." ? "/" : `/${rel.replace(/\\/g, "/")}`;
   }
 }
+
+/** A matched line holding a replacement character (invalid UTF-8) or a C0 control byte other than tab/CR. */
+const SUSPECT_LINE = /[\uFFFD\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/;
 
 /** Files whose last-seen mtime the staleness check remembers. */
 const MAX_SEEN_FILES = 4_096;
