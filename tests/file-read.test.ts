@@ -106,7 +106,7 @@ describe("read_file guards", () => {
   it("binary: by extension (image hint) and by content even with a .txt name", async () => {
     await writeFile(path.join(ws, "pic.png"), Buffer.from([0x89, 0x50, 0x4e, 0x47]));
     assert.match((await read({ path: "pic.png" })).error, /image/);
-    await writeFile(path.join(ws, "fake.txt"), Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(64)]));
+    await writeFile(path.join(ws, "fake.txt"), Buffer.concat([Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0x02, 0x01, 0x01]), Buffer.alloc(64)]));
     assert.match((await read({ path: "fake.txt" })).error, /binary file \(its content is not UTF-8/);
     await writeFile(path.join(ws, "latin1.txt"), Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]));
     assert.match((await read({ path: "latin1.txt" })).error, /binary/);

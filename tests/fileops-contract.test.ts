@@ -235,6 +235,17 @@ function describeBackend(title: string, open: () => Promise<Backend>, skip?: str
       assert.deepEqual(await ops.readdir(path.join(dir, "dlink")), [{ name: "inside", type: "file" }]);
     });
 
+    test("readBytes returns a whole binary file byte-exact (every byte value; how an image is read for the model)", async () => {
+      const dir = await fresh();
+      const file = path.join(dir, "image.png");
+      const all = Buffer.alloc(1024 * 1024 + 123);
+      for (let i = 0; i < all.length; i++) all[i] = (i * 7919 + (i >> 8)) & 0xff;
+      await writeFile(file, all);
+      const got = await ops.readBytes(file, 0, all.length + 1);
+      assert.equal(got.length, all.length, "one byte past the end asked: the file's size comes back");
+      assert.ok(got.equals(all), "identical bytes (no newline, NUL or charset translation)");
+    });
+
     test("readBytes returns the requested window, short at the end, EISDIR on a directory", async () => {
       const dir = await fresh();
       const file = path.join(dir, "bytes.bin");

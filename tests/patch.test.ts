@@ -49,11 +49,11 @@ describe("planReplace strategies (each case is first matched by the named strate
     assert.equal(p.newContent, "total = price*count + tax;\n");
   });
 
-  it("unicode-normalised: smart quotes, dashes and ellipsis in the file", () => {
+  it("unicode-normalised: smart quotes, dashes and ellipsis in the file (the file's quotes kept)", () => {
     const file = "msg = \u201CWait\u2026 it\u2019s done \u2014 ok\u201D;\n";
     const p = ok(planReplace(file, "msg = \"Wait... it's done - ok\";", 'msg = "Done";'));
     assert.equal(p.strategy, "unicode-normalised");
-    assert.equal(p.newContent, 'msg = "Done";\n');
+    assert.equal(p.newContent, "msg = \u201CDone\u201D;\n");
   });
 
   it("block-anchor: anchors equal, middle moderately different, one extra line", () => {

@@ -16,6 +16,7 @@ import { ENVIRONMENT_OPTION_MESSAGE, isEnvironmentOption, ThreadEnvironments } f
 import { OpenRefusedError, type FileOperations, type OpenGuard } from "../src/fileops/types.js";
 import { accessOpenGuard, contentAccessReason, type AccessPolicy } from "../src/guards/access.js";
 import type { CredentialPattern } from "../src/guards/credentials.js";
+import { LIMITS } from "../src/guards/limits.js";
 import { writeTargetReason } from "../src/guards/writeTargets.js";
 import { Workspace, WorkspacePathError } from "../src/workspace.js";
 import { workspaceFromConfig } from "../src/context/thread.js";
@@ -44,6 +45,14 @@ export interface FileToolOptions {
   environment?: EnvironmentOption;
   /** Largest read_file answer in characters (default 100,000); larger windows get guidance instead. */
   maxReadChars?: number;
+  /** Largest PNG/JPEG/GIF/WebP file read_file shows the model as an image block, in bytes (default 5 MiB). */
+  maxImageBytes?: number;
+  /**
+   * Show images to the model as image blocks (default `true`). Turn it off for a model or
+   * provider API that takes no images in tool results (OpenAI Chat Completions): images are then
+   * refused with guidance.
+   */
+  readImages?: boolean;
   /** Extra credential-file patterns (globs on the base name, or RegExps on the path). */
   credentialPatterns?: CredentialPattern[];
   /** Mask secrets in read_file output (default `true`). */
@@ -72,6 +81,8 @@ export interface ResolvedFileToolOptions {
   /** Resolves each thread's environment and file access. */
   environments: ThreadEnvironments;
   maxReadChars: number;
+  /** 0 when images are turned off (`readImages: false`). */
+  maxImageBytes: number;
   credentialPatterns: CredentialPattern[];
   redactSecrets: boolean;
   countLinesInlineMaxBytes: number;
@@ -99,6 +110,7 @@ export function resolveFileToolOptions(options: FileToolOptions = {}): ResolvedF
     throw new TypeError("rootDir must be a non-empty string");
   }
   if (options.confine !== undefined && typeof options.confine !== "boolean") throw new TypeError("confine must be a boolean");
+  if (options.readImages !== undefined && typeof options.readImages !== "boolean") throw new TypeError("readImages must be a boolean");
   assertFileOperations(options.fileOps, FILE_TOOL_METHODS);
   if (options.environment !== undefined && !isEnvironmentOption(options.environment)) throw new TypeError(ENVIRONMENT_OPTION_MESSAGE);
   const environments = new ThreadEnvironments({ environment: options.environment, fileOps: options.fileOps });
@@ -114,6 +126,7 @@ export function resolveFileToolOptions(options: FileToolOptions = {}): ResolvedF
     fileOps: environments.fixedFileOps ?? sharedLocalOps,
     environments,
     maxReadChars: positiveInt("maxReadChars", options.maxReadChars, 100_000),
+    maxImageBytes: options.readImages === false ? 0 : positiveInt("maxImageBytes", options.maxImageBytes, LIMITS.imageMaxBytes),
     credentialPatterns: options.credentialPatterns ?? [],
     redactSecrets: options.redactSecrets ?? true,
     countLinesInlineMaxBytes: positiveInt("countLinesInlineMaxBytes", options.countLinesInlineMaxBytes, 32 * 1024 * 1024),
@@ -246,8 +259,16 @@ interface ToolCallConfigLike {
  * A tool's answer: the JSON text, or — for an error inside an agent run — a ToolMessage with
  * `status: "error"`, so callers and middleware can tell failures apart without parsing.
  */
-export function fileToolResult(toolName: string, config: unknown, payload: Record<string, unknown>, isError = false): string | ToolMessage {
+export function fileToolResult(
+  toolName: string,
+  config: unknown,
+  payload: Record<string, unknown>,
+  isError = false,
+  blocks: readonly Record<string, unknown>[] = [],
+): string | ToolMessage | Record<string, unknown>[] {
   const content = JSON.stringify(payload);
+  // Media (an image block) follows the JSON text block; the model sees both.
+  if (!isError && blocks.length > 0) return [{ type: "text", text: content }, ...blocks];
   const c = (config ?? {}) as ToolCallConfigLike;
   const id = c.toolCallId ?? c.toolCall?.id;
   if (!isError || !id) return content;
@@ -274,6 +295,8 @@ export function errorPayload(err: unknown, ws: Workspace | undefined, display?: 
 export interface FileToolOutcome {
   payload: Record<string, unknown>;
   isError: boolean;
+  /** Content blocks after the JSON (e.g. an image block), on success only. */
+  blocks?: Record<string, unknown>[];
 }
 
 /**
@@ -296,7 +319,7 @@ export function defineFileTool<S extends z.ZodObject>(spec: {
         // e.g. the thread's environment could not be prepared: an answer, never a crash.
         outcome = { payload: errorPayload(err, undefined), isError: true };
       }
-      return fileToolResult(spec.name, config, outcome.payload, outcome.isError);
+      return fileToolResult(spec.name, config, outcome.payload, outcome.isError, outcome.blocks);
     },
     { name: spec.name, description: spec.description, schema: spec.schema },
   );

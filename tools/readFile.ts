@@ -1,7 +1,8 @@
 /**
- * read_file: a window of a text file as `N|text` lines, behind the guards of the issue, in
- * order: device paths → non-regular files → binary (extension, then content sniff) →
- * credential files → (dedup, in middleware/fileGuards.ts) → size cap → secret redaction.
+ * read_file: a window of a text file as `N|text` lines, behind the guards, in order: device
+ * paths → non-regular files → credential files → media or binary (content sniff, then
+ * extension: images become an image block, PDFs their pages' text, other binaries are refused)
+ * → (dedup, in middleware/fileGuards.ts) → size cap → secret redaction.
  *
  * The tool is stateless. Dedup, read timestamps (for write staleness) and loop detection live
  * in the FileManager middleware; without it the tool still works, just without those guards.
@@ -10,9 +11,11 @@ import path from "node:path";
 import { z } from "zod";
 import type { FileOperations, FileStat, OpenGuard } from "../src/fileops/types.js";
 import { contentAccessReason } from "../src/guards/access.js";
-import { binaryFileMessage, hasBinaryExtension, sniffBinary, SNIFF_BYTES } from "../src/guards/binary.js";
+import { LIMITS } from "../src/guards/limits.js";
 import { devicePathReason, nonRegularFileReason } from "../src/guards/devices.js";
 import { redactSecrets, REDACTION_MARKER_PREFIX } from "../src/guards/redact.js";
+import { extractPdfPages, PdfReadError, type PdfPages } from "../src/media/pdf.js";
+import { imageBlock, openForRead, renderPdfPages } from "../src/media/read.js";
 import {
   accessPolicyFor,
   errorPayload,
@@ -26,6 +29,7 @@ import {
   threadFileOptions,
   type FileTarget,
   type FileToolOptions,
+  type FileToolOutcome,
   type ResolvedFileToolOptions,
 } from "./fileToolSupport.js";
 
@@ -41,13 +45,13 @@ export const readFileSchema = z.object({
     .int()
     .min(1)
     .optional()
-    .describe("1-based line number to start at (default 1). To continue a long file, use the offset given in the previous answer's hint."),
+    .describe("1-based line number to start at (default 1); for a PDF, the first page. To continue a long file, use the offset given in the previous answer's hint."),
   limit: z
     .number()
     .int()
     .min(1)
     .optional()
-    .describe(`How many lines to return (default ${READ_DEFAULT_LIMIT}, at most ${READ_MAX_LIMIT}).`),
+    .describe(`How many lines to return (default ${READ_DEFAULT_LIMIT}, at most ${READ_MAX_LIMIT}); for a PDF, how many pages (default and at most ${LIMITS.pdfPagesPerRead}).`),
 });
 
 export type ReadFileArgs = z.infer<typeof readFileSchema>;
@@ -172,12 +176,47 @@ export async function guardRegularFile(ops: FileOperations, target: FileTarget):
   return { stat: s, real };
 }
 
-/** Guard 2: binary by extension, then by sniffing the first bytes. */
-export async function guardBinary(ops: FileOperations, target: FileTarget, s: FileStat, guard?: OpenGuard): Promise<void> {
-  if (hasBinaryExtension(target.systemPath)) throw new FileToolError(binaryFileMessage(target.display, "extension"));
-  if (s.size === 0) return;
-  const head = await ops.readBytes(target.systemPath, 0, Math.min(SNIFF_BYTES, s.size), guard);
-  if (sniffBinary(head)) throw new FileToolError(binaryFileMessage(target.display, "content"));
+/**
+ * PDF text, `offset`/`limit` counted in pages (at most {@link LIMITS.pdfPagesPerRead} per call),
+ * cut to `maxReadChars` at a page boundary, secrets masked.
+ */
+async function readPdfWindow(bytes: Buffer, target: FileTarget, args: ReadFileArgs, opts: ResolvedFileToolOptions): Promise<{ payload: Record<string, unknown>; isError: boolean }> {
+  const first = typeof args.offset === "number" && Number.isFinite(args.offset) ? Math.max(1, Math.floor(args.offset)) : 1;
+  const asked = typeof args.limit === "number" && Number.isFinite(args.limit) ? Math.max(1, Math.floor(args.limit)) : LIMITS.pdfPagesPerRead;
+  const count = Math.min(asked, LIMITS.pdfPagesPerRead);
+  let doc: PdfPages;
+  try {
+    doc = await extractPdfPages(bytes, { first, count, maxChars: opts.maxReadChars });
+  } catch (err) {
+    if (err instanceof PdfReadError) throw new FileToolError(`"${target.display}" ${err.message}`);
+    throw err;
+  }
+  const base = { path: target.display, file_size: bytes.length, mime_type: "application/pdf", total_pages: doc.totalPages };
+  if (doc.pages.length === 0) {
+    const hint = doc.totalPages === 0 ? "The PDF has no pages." : `offset=${first} is past the last page (${doc.totalPages} pages). Use an offset from 1 to ${doc.totalPages}.`;
+    return { payload: { ...base, content: "", truncated: false, hint }, isError: false };
+  }
+  // Whole pages while they fit; a first page that alone is too long is cut.
+  let pages = doc.pages;
+  let cutPage = false;
+  while (pages.length > 1 && renderPdfPages(pages, doc.totalPages).length > opts.maxReadChars) pages = pages.slice(0, -1);
+  if (renderPdfPages(pages, doc.totalPages).length > opts.maxReadChars) {
+    pages = [{ page: pages[0]!.page, text: `${pages[0]!.text.slice(0, Math.floor(opts.maxReadChars * 0.9))}${LINE_CUT_MARKER}` }];
+    cutPage = true;
+  }
+  const raw = renderPdfPages(pages, doc.totalPages);
+  const content = opts.redactSecrets ? redactSecrets(raw, { startsMidFile: first > 1 }) : raw;
+  const last = pages[pages.length - 1]!.page;
+  const hints: string[] = [];
+  if (last < doc.totalPages) hints.push(`Use offset=${last + 1} to continue reading (showing pages ${first}-${last} of ${doc.totalPages}; offset and limit count pages for a PDF)`);
+  if (asked > LIMITS.pdfPagesPerRead) hints.push(`limit is capped at ${LIMITS.pdfPagesPerRead} pages per call for a PDF.`);
+  if (cutPage) hints.push(`Page ${first} is longer than ${opts.maxReadChars.toLocaleString("en-US")} characters and was cut; the rest of it cannot be shown.`);
+  const payload: Record<string, unknown> = { ...base, pages: `${first}-${last}`, content, truncated: last < doc.totalPages };
+  if (hints.length) payload.hint = hints.join(" ");
+  if (content !== raw && content.includes(REDACTION_MARKER_PREFIX)) {
+    payload._warning = "Secrets in this document are masked as «redacted…» markers; ask the user for secret values.";
+  }
+  return { payload, isError: false };
 }
 
 /**
@@ -237,7 +276,7 @@ async function totalLinesOf(ops: FileOperations, p: string, s: FileStat, opts: R
 }
 
 /** The read_file logic, returning the JSON payload (errors as `{ error }` with `isError`). */
-export async function readFileCore(args: ReadFileArgs, config: unknown, opts: ResolvedFileToolOptions): Promise<{ payload: Record<string, unknown>; isError: boolean }> {
+export async function readFileCore(args: ReadFileArgs, config: unknown, opts: ResolvedFileToolOptions): Promise<FileToolOutcome> {
   let target: FileTarget | undefined;
   try {
     const rawPath = (args as { path?: unknown })?.path;
@@ -247,7 +286,20 @@ export async function readFileCore(args: ReadFileArgs, config: unknown, opts: Re
     const { stat: s, real } = await guardRegularFile(ops, target);
     const guard = openGuardFor("read", target, opts);
     guardCredentials(target, real, opts);
-    await guardBinary(ops, target, s, guard);
+    const opened = await openForRead(ops, { systemPath: target.systemPath, shown: target.display, names: [target.systemPath, real] }, s.size, guard, opts.maxImageBytes);
+    if (opened.kind === "refused") throw new FileToolError(opened.reason);
+    if (opened.kind === "image") {
+      await recheckAfterRead(target, opts);
+      return {
+        payload: { path: target.display, file_size: opened.bytes.length, mime_type: opened.mimeType, hint: "The image follows as an image block." },
+        isError: false,
+        blocks: [{ ...imageBlock(opened.bytes, opened.mimeType) }],
+      };
+    }
+    if (opened.kind === "pdf") {
+      await recheckAfterRead(target, opts);
+      return await readPdfWindow(opened.bytes, target, args, opts);
+    }
 
     const window = clampWindow(args);
     const base = { path: target.display, file_size: s.size };
@@ -322,7 +374,9 @@ export function createReadFileTool(options: FileToolOptions = {}) {
     description:
       `Read a text file. Returns JSON: "content" as numbered lines "N|text" (the "N|" gutter is not part of the file — never copy it into write_file or patch), ` +
       `"total_lines", "file_size", "truncated" and a "hint" telling the offset to continue with. Reads ${READ_DEFAULT_LIMIT} lines by default (limit up to ${READ_MAX_LIMIT}); ` +
-      "for long files read further windows with offset instead of re-reading. Binary files, devices, credential files (.env, keys) are refused; secrets are shown masked as «redacted…».",
+      "for long files read further windows with offset instead of re-reading. " +
+      `PNG, JPEG, GIF and WebP images come back as an image block you can look at; a PDF comes back as text, offset and limit counting pages (up to ${LIMITS.pdfPagesPerRead} per call). ` +
+      "Other binary files, devices, credential files (.env, keys) are refused; secrets are shown masked as «redacted…».",
     schema: readFileSchema,
     run: async (args, config) => readFileCore(args, config, await threadFileOptions(opts, config)),
     probe: {

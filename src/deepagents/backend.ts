@@ -26,7 +26,10 @@ import type {
   FileUploadResponse,
   WriteResult,
 } from "deepagents";
-import { binaryFileMessage, hasBinaryExtension, sniffBinary, SNIFF_BYTES } from "../guards/binary.js";
+import { hasBinaryExtension, SNIFF_BYTES, sniffBinary } from "../guards/binary.js";
+import { mediaReadDecision } from "../guards/media.js";
+import { PdfReadError } from "../media/pdf.js";
+import { openForRead, pdfLines, type OpenedRead } from "../media/read.js";
 import { accessOpenGuard, contentAccessReason, looksLikeDedupStub, writeAccessReason, type AccessPolicy } from "../guards/access.js";
 import type { CredentialPattern } from "../guards/credentials.js";
 import { devicePathReason, nonRegularFileReason } from "../guards/devices.js";
@@ -82,6 +85,10 @@ export interface WorkbenchBackendOptions {
   maxReadChars?: number;
   /** Lines longer than this are cut in `read` output (default 2,000). */
   maxLineChars?: number;
+  /** Largest PNG/JPEG/GIF/WebP file `read` returns as image bytes, in bytes (default 5 MiB). */
+  maxImageBytes?: number;
+  /** Return images for deepagents' image blocks (default true); false refuses them with guidance. */
+  readImages?: boolean;
   /** Most files `glob`/`grep` visit before reporting a truncated result (default 20,000). */
   maxWalkFiles?: number;
   /** Largest file `grep` searches, in bytes (default 5 MB). */
@@ -144,6 +151,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
   private readonly redact: boolean;
   private readonly maxReadChars: number;
   private readonly maxLineChars: number;
+  private readonly maxImageBytes: number;
   private readonly maxWalkFiles: number;
   private readonly maxGrepFileBytes: number;
   private readonly skipDirs: ReadonlySet<string>;
@@ -166,6 +174,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
     this.redact = options.redact ?? true;
     this.maxReadChars = positiveInt("maxReadChars", options.maxReadChars, DEFAULTS.maxReadChars);
     this.maxLineChars = positiveInt("maxLineChars", options.maxLineChars, DEFAULTS.maxLineChars);
+    this.maxImageBytes = options.readImages === false ? 0 : positiveInt("maxImageBytes", options.maxImageBytes, LIMITS.imageMaxBytes);
     this.maxWalkFiles = positiveInt("maxWalkFiles", options.maxWalkFiles, DEFAULTS.maxWalkFiles);
     this.maxGrepFileBytes = positiveInt("maxGrepFileBytes", options.maxGrepFileBytes, DEFAULTS.maxGrepFileBytes);
     this.skipDirs = new Set(options.skipDirs ?? DEFAULTS.skipDirs);
@@ -276,15 +285,25 @@ export class WorkbenchBackend implements BackendProtocolV2 {
 
   /**
    * A window of a text file: `offset` is 0-based (deepagents' convention), lines longer than
-   * `maxLineChars` are cut, secrets redacted. Refuses credential, binary, device and non-regular files.
+   * `maxLineChars` are cut, secrets redacted. A PNG/JPEG/GIF/WebP image (by its bytes, up to
+   * `maxImageBytes`) comes back whole as bytes with its MIME type, which deepagents' read_file
+   * turns into an image block; a PDF as its extracted text, windowed by lines. Refuses
+   * credential, other binary, device and non-regular files.
    */
   async read(filePath: string, offset = 0, limit = 500): Promise<ReadResult> {
     return this.guarded(filePath, async (t) => {
-      const refused = await this.refuseRead(t);
-      if (refused) return { error: refused };
+      const opened = await this.openRead(t, true);
+      if ("error" in opened) return { error: opened.error };
       const start = Math.max(0, Math.floor(Number.isFinite(offset) ? offset : 0));
-      if (limit === 0) return { content: "", mimeType: "text/plain" };
+      if (limit === 0 && opened.kind === "text") return { content: "", mimeType: "text/plain" };
       const count = Math.max(1, Math.floor(Number.isFinite(limit) && limit > 0 ? limit : 500));
+      if (opened.kind !== "text") {
+        const changed = await this.recheckAfterRead(t);
+        if (changed) return { error: changed };
+        // deepagents' read_file turns image bytes into an image block for the model.
+        if (opened.kind === "image") return { content: new Uint8Array(opened.bytes), mimeType: opened.mimeType };
+        if (opened.kind === "pdf") return this.readPdf(t, opened.bytes, start, count);
+      }
       const guard = this.openGuard("read", t);
       const window = await t.ops.readLines(t.system, { offset: start + 1, limit: count, maxLineChars: this.maxLineChars }, guard);
       const changed = await this.recheckAfterRead(t);
@@ -326,12 +345,22 @@ export class WorkbenchBackend implements BackendProtocolV2 {
     });
   }
 
-  /** The whole text file (redacted) as deepagents `FileData`; refuses the same files as `read` and files over 4× `maxReadChars` bytes. */
+  /**
+   * The whole text file (redacted) as deepagents `FileData`, or an image's or PDF's bytes with
+   * their MIME type; refuses the same files as `read` and text files over 4× `maxReadChars` bytes.
+   */
   async readRaw(filePath: string): Promise<ReadRawResult> {
     return this.guarded(filePath, async (t) => {
-      const refused = await this.refuseRead(t);
-      if (refused) return { error: refused };
+      const opened = await this.openRead(t, true);
+      if ("error" in opened) return { error: opened.error };
       const s = (await t.ops.stat(t.system))!;
+      if (opened.kind !== "text") {
+        const changed = await this.recheckAfterRead(t);
+        if (changed) return { error: changed };
+        const stamp = new Date(s.mtimeMs).toISOString();
+        const mimeType = opened.kind === "image" ? opened.mimeType : "application/pdf";
+        return { data: { content: new Uint8Array(opened.bytes), mimeType, created_at: stamp, modified_at: stamp } };
+      }
       if (s.size > this.maxReadChars * 4) {
         return { error: `'${t.shown}' is ${s.size} bytes, too large to load whole. Use read_file with offset and limit.` };
       }
@@ -671,23 +700,69 @@ export class WorkbenchBackend implements BackendProtocolV2 {
     }
   }
 
-  /** Why a read of this target is refused (guiding text), or `undefined`. */
+  /** Why a text read or edit of this target is refused (guiding text), or `undefined`. */
   private async refuseRead(t: Target): Promise<string | undefined> {
+    const opened = await this.openRead(t, false);
+    return "error" in opened ? opened.error : undefined;
+  }
+
+  /**
+   * The read guards, then what the file is (src/media): text, or — with `loadMedia` — an image
+   * or a PDF loaded under its size cap. Without `loadMedia` media is refused as not text.
+   */
+  private async openRead(t: Target, loadMedia: boolean): Promise<{ error: string } | Exclude<OpenedRead, { kind: "refused" }>> {
     const policy = this.policy(t.ws);
     const named = contentAccessReason(t.system, { ...policy, workspaceDir: t.ws.dir });
-    if (named) return `'${t.shown}' ${named}`;
-    if (hasBinaryExtension(t.system)) return binaryFileMessage(t.shown, "extension");
+    if (named) return { error: `'${t.shown}' ${named}` };
     const s = await t.ops.stat(t.system);
-    if (!s) return await this.notFound(t);
+    if (!s) return { error: await this.notFound(t) };
     const nonRegular = nonRegularFileReason(t.shown, s);
-    if (nonRegular) return nonRegular;
+    if (nonRegular) return { error: nonRegular };
     // What the name leads to: `README.txt -> .env` is the credential file it points at.
     const real = await t.ops.realpath(t.system).catch(() => t.system);
     const denied = contentAccessReason(real, policy);
-    if (denied) return `'${t.shown}' ${denied}`;
-    if (hasBinaryExtension(real)) return binaryFileMessage(t.shown, "extension");
-    if (s.size > 0 && sniffBinary(await t.ops.readBytes(t.system, 0, SNIFF_BYTES, this.openGuard("read", t)))) return binaryFileMessage(t.shown, "content");
-    return undefined;
+    if (denied) return { error: `'${t.shown}' ${denied}` };
+    const target = { systemPath: t.system, shown: t.shown, names: [t.system, real] };
+    const guard = this.openGuard("read", t);
+    if (loadMedia) {
+      const opened = await openForRead(t.ops, target, s.size, guard, this.maxImageBytes);
+      return opened.kind === "refused" ? { error: opened.reason } : opened;
+    }
+    const head = await t.ops.readBytes(t.system, 0, Math.min(SNIFF_BYTES, s.size), guard);
+    const decision = mediaReadDecision(t.shown, target.names, head, s.size, this.maxImageBytes);
+    if (decision.action === "refuse") return { error: decision.reason };
+    if (decision.action === "load") return { error: `'${t.shown}' is ${decision.media.kind === "image" ? "an image" : "a PDF"}, not a text file: it can be read but not edited.` };
+    return { kind: "text" };
+  }
+
+  /** A PDF's text as lines (page headers included), windowed like a text file. */
+  private async readPdf(t: Target, bytes: Buffer, start: number, count: number): Promise<ReadResult> {
+    let lines: string[];
+    try {
+      lines = await pdfLines(bytes);
+    } catch (err) {
+      if (err instanceof PdfReadError) return { error: `'${t.shown}' ${err.message}` };
+      throw err;
+    }
+    if (start >= lines.length) return { error: `Line offset ${start} is past the end of '${t.shown}' (${lines.length} lines of extracted PDF text). Use an offset below ${lines.length}.` };
+    const shown: string[] = [];
+    let chars = 0;
+    for (const line of lines.slice(start, start + count)) {
+      const l = line.length > this.maxLineChars ? `${line.slice(0, this.maxLineChars)}... [truncated]` : line;
+      if (shown.length > 0 && chars + l.length + 1 > this.maxReadChars) break;
+      chars += l.length + 1;
+      shown.push(l);
+    }
+    const text = shown.join("\n");
+    const endLine = start + shown.length;
+    return {
+      content: this.redact ? redactSecrets(text, { startsMidFile: start > 0 }) : text,
+      mimeType: "text/plain",
+      totalLines: lines.length,
+      startLine: start + 1,
+      endLine,
+      nextOffset: endLine < lines.length ? endLine : undefined,
+    };
   }
 
   /**

@@ -63,7 +63,7 @@ export interface FileOperations {
   realpath(path: string): Promise<string>;
   /** Directory listing, unsorted, without `.` and `..`. */
   readdir(path: string): Promise<DirEntry[]>;
-  /** Up to `length` bytes from `start` (for binary sniffing). */
+  /** Up to `length` bytes from `start`, byte-exact (binary sniffing; whole images and PDFs under their caps). */
   readBytes(path: string, start: number, length: number, guard?: OpenGuard): Promise<Buffer>;
   /**
    * Lines `offset .. offset+limit-1` (1-based) without loading the whole file: stops reading

@@ -33,7 +33,7 @@ export function hasBinaryExtension(p: string): boolean {
   return ext !== "" && (BINARY_EXTENSIONS.has(ext.toLowerCase()) || BINARY_EXTENSIONS.has(ext));
 }
 
-/** True for image extensions (a model with vision may want the image through another tool). */
+/** True for image extensions (PNG/JPEG/GIF/WebP with their real content are shown as images; the rest are refused with this hint). */
 export function isImagePath(p: string): boolean {
   return IMAGE_EXTENSIONS.has(extensionOf(p).toLowerCase());
 }
@@ -59,7 +59,7 @@ export function sniffBinary(buf: Uint8Array): boolean {
 /** The guiding message for a binary file. */
 export function binaryFileMessage(agentPath: string, detectedBy: "extension" | "content"): string {
   if (isImagePath(agentPath)) {
-    return `"${agentPath}" is an image. read_file shows text only; describe what you need from it, or use an image/vision tool to look at it.`;
+    return `"${agentPath}" is an image in a format read_file cannot show (it shows PNG, JPEG, GIF and WebP images, recognised by their content). Convert it to PNG with a command if one is available and read the copy, or describe what you need from it.`;
   }
   const how = detectedBy === "extension" ? "its extension marks a binary format" : "its content is not UTF-8 text (NUL bytes or invalid UTF-8)";
   return `"${agentPath}" is a binary file (${how}); read_file shows text only. Use a tool made for this format, or search_files to find text files.`;

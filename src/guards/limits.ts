@@ -32,6 +32,16 @@ export const LIMITS = {
    * writes (bytes, or characters for text built in memory).
    */
   editMaxBytes: 16 * 1024 * 1024,
+  /** Default largest image (raw bytes) a read hands to the model as an image block (option `maxImageBytes`). */
+  imageMaxBytes: 5 * 1024 * 1024,
+  /** Largest PDF a read loads to extract text from (bytes). */
+  pdfMaxBytes: 32 * 1024 * 1024,
+  /** Most PDF pages one read_file call extracts (its default window too). */
+  pdfPagesPerRead: 20,
+  /** Most PDF pages WorkbenchBackend extracts for its line windows (later pages are noted, not shown). */
+  pdfMaxPagesWhole: 200,
+  /** Longest one PDF extraction may run (ms) before its worker thread is stopped. */
+  pdfTimeoutMs: 30_000,
 } as const;
 
 function formatBytes(n: number): string {

@@ -26,10 +26,11 @@ export function locate(index: LineIndex, find: string, accept: (s: Span) => bool
  * so the edit does not leave a block mis-indented.
  */
 export function replacementFor(index: LineIndex, strategy: Strategy, find: string, span: Span, replacement: string): string {
-  const adapted = strategy.adapt ? strategy.adapt(find, replacement) : replacement;
+  const region = index.text.slice(span.start, span.end);
+  const adapted = strategy.adapt ? strategy.adapt(find, replacement, region) : replacement;
   const atLineStart = span.start === 0 || index.text[span.start - 1] === "\n";
   if (strategy.name === "exact" || !atLineStart) return adapted;
-  const indentMap = indentationMap(searchLines(find), index.text.slice(span.start, span.end).split("\n"));
+  const indentMap = indentationMap(searchLines(strategy.matchedForm ? strategy.matchedForm(find) : find), region.split("\n"));
   if (indentMap.size === 0) return adapted;
   return adapted
     .split("\n")

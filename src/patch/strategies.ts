@@ -1,3 +1,4 @@
+import { diffChars } from "diff";
 import { levenshteinSimilarity } from "./similarity.js";
 import { LineIndex, allIndexesOf, foldedSearch, searchLines } from "./text.js";
 import type { MatchStrategy } from "./types.js";
@@ -15,8 +16,14 @@ export interface Strategy {
   /** Guesses rather than equivalences: a match must be unique, even with replace_all. */
   requiresUnique: boolean;
   find(index: LineIndex, find: string): Span[];
-  /** Adjusts new_string the way the search string was adjusted (trimmed-boundary). */
-  adapt?(find: string, replacement: string): string;
+  /**
+   * Adjusts new_string the way the search string was adjusted: the padding trimmed-boundary
+   * dropped, the escapes escape-normalised undid, the file's own characters where
+   * unicode-normalised folded them. `region` is the matched text of the file.
+   */
+  adapt?(find: string, replacement: string, region: string): string;
+  /** The search string as it was actually matched (for the indentation map). */
+  matchedForm?(find: string): string;
 }
 
 /** block-anchor: first and last lines equal, the middle at least this similar. */
@@ -84,17 +91,30 @@ const indentationFlexible: Strategy = {
   },
 };
 
-/** The model double-escaped the text (`\"`, `\\n` for a newline): search the unescaped form. */
+/**
+ * One pass over a double-escaped string: `\\n` → newline, `\\t` → tab, `\\r` dropped (the text
+ * is matched as LF; a CRLF file gets its CRs back when written), `\\"` `\\'` `\\`` `\\\\` → the
+ * character. One pass, so `\\\\n` stays a literal backslash followed by `n`.
+ */
+function unescapeOnce(s: string): string {
+  return s.replace(/\\(n|t|r|"|'|`|\\)/g, (_m, c: string) => (c === "n" ? "\n" : c === "t" ? "\t" : c === "r" ? "" : c));
+}
+
+/**
+ * The model double-escaped the text (`\"`, `\\n` for a newline): search the unescaped form, and
+ * unescape new_string the same way — it was escaped by the same hand, and written verbatim its
+ * `\\t` would replace the file's tab with a backslash and a `t`.
+ */
 const escapeNormalised: Strategy = {
   name: "escape-normalised",
   requiresUnique: false,
   find(index, find) {
-    const unescaped = find.replace(/\\(n|t|r|"|'|`|\\)/g, (_m, c: string) =>
-      c === "n" ? "\n" : c === "t" ? "\t" : c === "r" ? "" : c,
-    );
+    const unescaped = unescapeOnce(find);
     if (unescaped === find) return [];
     return exact.find(index, unescaped);
   },
+  adapt: (_find, replacement) => unescapeOnce(replacement),
+  matchedForm: unescapeOnce,
 };
 
 /** Leading/trailing whitespace of the whole search string ignored. */
@@ -122,24 +142,98 @@ const UNICODE_FOLDS: Record<string, string> = {
   "\u2018": "'", "\u2019": "'", "\u201A": "'", "\u201B": "'", "\u2032": "'",
   "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2015": "-", "\u2212": "-",
   "\u2026": "...",
-  "\u00A0": " ", "\u2002": " ", "\u2003": " ", "\u2009": " ", "\u202F": " ", "\u205F": " ", "\u3000": " ",
+  "\u00A0": " ", "\u2000": " ", "\u2001": " ", "\u2002": " ", "\u2003": " ", "\u2004": " ", "\u2005": " ", "\u2006": " ",
+  "\u2007": " ", "\u2008": " ", "\u2009": " ", "\u200A": " ", "\u202F": " ", "\u205F": " ", "\u3000": " ",
   "\u200B": "", "\u200C": "", "\u200D": "", "\u2060": "", "\uFEFF": "",
 };
+
+/**
+ * The ASCII an em dash may have been typed as: Codex folds it to `-`, Hermes to `--`; both are
+ * tried, so `value--fallback` and `value-fallback` both find `value—fallback`.
+ */
+const EM_DASH_FOLDS = ["-", "--"] as const;
+
+/** The fold of one character, with the em dash typed as `emDash`. */
+function unicodeFold(emDash: string): (c: string) => string {
+  return (c) => (c === "\u2014" ? emDash : (UNICODE_FOLDS[c] ?? c));
+}
 
 // An alternation, not a class: a class holding U+200D (zero-width joiner) reads as a joined sequence.
 const UNICODE_FOLDABLE = new RegExp(Object.keys(UNICODE_FOLDS).join("|"), "g");
 /** Two or more spaces/tabs, or a tab: what whitespace-normalised folds to one space. */
 const SPACE_RUNS = /[ \t]{2,}|\t/g;
 
-/** Smart quotes, dashes, ellipses, exotic spaces and zero-width characters folded to ASCII. */
+/**
+ * Smart quotes, dashes, ellipses, exotic spaces and zero-width characters folded to ASCII. The
+ * replacement keeps the file's own characters wherever new_string leaves old_string's text as
+ * it was (see {@link keepFileCharacters}).
+ */
 const unicodeNormalised: Strategy = {
   name: "unicode-normalised",
   requiresUnique: false,
   find(index, find) {
-    const fold = (c: string) => UNICODE_FOLDS[c] ?? c;
-    return foldedSearch(index.text, UNICODE_FOLDABLE, fold, find.replace(UNICODE_FOLDABLE, fold));
+    const spans: Span[] = [];
+    for (const emDash of EM_DASH_FOLDS) {
+      const fold = unicodeFold(emDash);
+      for (const span of foldedSearch(index.text, UNICODE_FOLDABLE, fold, find.replace(UNICODE_FOLDABLE, fold))) {
+        if (spans.every((k) => span.end <= k.start || span.start >= k.end)) spans.push(span);
+      }
+    }
+    return spans.sort((a, b) => a.start - b.start);
+  },
+  adapt(find, replacement, region) {
+    for (const emDash of EM_DASH_FOLDS) {
+      const fold = unicodeFold(emDash);
+      const kept = keepFileCharacters(region, find.replace(UNICODE_FOLDABLE, fold), replacement, fold);
+      if (kept !== undefined) return kept;
+    }
+    return replacement;
   },
 };
+
+/**
+ * new_string with the file's characters put back: old_string and new_string are compared (after
+ * folding old_string), and every stretch new_string keeps unchanged is copied from the matched
+ * `region` as the file has it (`…`, `−`, U+3000, smart quotes); only what the model changed is
+ * written as it typed it. `undefined` when `region` does not fold to `foldedFind`.
+ */
+export function keepFileCharacters(region: string, foldedFind: string, replacement: string, fold: (c: string) => string): string | undefined {
+  // Folded offset of each character of the region (and one past the end).
+  const foldedAt: number[] = [];
+  let folded = "";
+  for (const ch of region) {
+    for (let u = 0; u < ch.length; u++) foldedAt.push(folded.length);
+    folded += ch.match(UNICODE_FOLDABLE_ONE) ? fold(ch) : ch;
+  }
+  foldedAt.push(folded.length);
+  if (folded !== foldedFind) return undefined;
+  // Folded offset → the first region offset there (only offsets on a character boundary).
+  const regionAt = new Map<number, number>();
+  for (let i = foldedAt.length - 1; i >= 0; i--) regionAt.set(foldedAt[i]!, i);
+  const parts = diffChars(foldedFind, replacement, { maxEditLength: MAX_FOLD_DIFF_EDITS });
+  if (!parts) return undefined;
+  let out = "";
+  let at = 0;
+  for (const part of parts) {
+    if (part.added) {
+      out += part.value;
+      continue;
+    }
+    const end = at + part.value.length;
+    if (!part.removed) {
+      const from = regionAt.get(at);
+      const to = regionAt.get(end);
+      // A kept stretch that starts or ends inside one folded character (half of "--") is written as typed.
+      out += from !== undefined && to !== undefined && foldedAt[from] === at && foldedAt[to] === end ? region.slice(from, to) : part.value;
+    }
+    at = end;
+  }
+  return out;
+}
+
+/** Beyond this many edits between old_string and new_string, new_string is written as typed. */
+const MAX_FOLD_DIFF_EDITS = 2_000;
+const UNICODE_FOLDABLE_ONE = new RegExp(`^(?:${Object.keys(UNICODE_FOLDS).join("|")})$`);
 
 /**
  * At least 3 lines; first and last line equal (trimmed) act as anchors; the lines between must be

@@ -81,7 +81,8 @@ function parseLines(lines: string[]): V4AOperation[] {
   while (i < last) {
     const raw = lines[i]!;
     const lineNo = i + 1;
-    const header = raw.trimEnd();
+    // Between operations only headers are valid, so indentation (a model's formatting) is ignored.
+    const header = raw.trim();
     if (header.trim() === "") {
       i++;
       continue;
@@ -114,8 +115,8 @@ function parseLines(lines: string[]): V4AOperation[] {
       const path = pathOf(header, "*** Update File:", lineNo);
       i++;
       let moveTo: string | undefined;
-      if (i < last && lines[i]!.trimEnd().startsWith("*** Move to:")) {
-        moveTo = pathOf(lines[i]!.trimEnd(), "*** Move to:", i + 1);
+      if (i < last && lines[i]!.trim().startsWith("*** Move to:")) {
+        moveTo = pathOf(lines[i]!.trim(), "*** Move to:", i + 1);
         i++;
       }
       const parsed = parseHunks(lines, i, last, path);
@@ -185,9 +186,19 @@ function onlyBlankUntilHeader(lines: string[], i: number, last: number): boolean
   return true;
 }
 
+const FILE_HEADERS = ["*** Update File:", "*** Add File:", "*** Delete File:", "*** Move File:"];
+/** Two or more leading spaces, or a tab: more than the one-character context marker. */
+const INDENTED = /^(?: {2,}|[ ]*\t)/;
+
+/**
+ * Whether `line` ends the current hunk or added file. An indented file header (`  *** Update
+ * File: b.txt`) counts; a line with one leading space is a context line whatever follows it, so
+ * ` *** End Patch` or ` *** Update File: x` quoted from a file stays context.
+ */
 function isHeader(line: string): boolean {
   const t = line.trimEnd();
-  return t.startsWith("*** ") && t !== END_OF_FILE;
+  if (t.startsWith("*** ")) return t !== END_OF_FILE;
+  return INDENTED.test(t) && FILE_HEADERS.some((h) => t.trimStart().startsWith(h));
 }
 
 function pathOf(header: string, prefix: string, lineNo: number): string {

@@ -1,0 +1,93 @@
+/**
+ * The non-text side of a read, shared by read_file and WorkbenchBackend: sniff what was opened,
+ * let the guard layer decide (src/guards/media.ts), then load an image or a PDF through the
+ * thread's FileOperations with the open guard, so the answer is about the bytes actually read.
+ */
+import { SNIFF_BYTES } from "../guards/binary.js";
+import { imageTooLargeMessage, mediaReadDecision, pdfTooLargeMessage } from "../guards/media.js";
+import type { FileOperations, OpenGuard } from "../fileops/types.js";
+import { createHash } from "node:crypto";
+import { LIMITS } from "../guards/limits.js";
+import { extractPdfPages } from "./pdf.js";
+import { sniffMedia, type ImageMimeType } from "../guards/sniffMedia.js";
+
+export type OpenedRead =
+  /** Not media and not binary: read it as text. */
+  | { kind: "text" }
+  | { kind: "image"; mimeType: ImageMimeType; bytes: Buffer }
+  | { kind: "pdf"; bytes: Buffer }
+  | { kind: "refused"; reason: string };
+
+/** The LangChain v1 standard image content block (base64 data with its MIME type). */
+export interface ImageContentBlock {
+  type: "image";
+  mimeType: ImageMimeType;
+  data: string;
+}
+
+export function imageBlock(bytes: Uint8Array, mimeType: ImageMimeType): ImageContentBlock {
+  return { type: "image", mimeType, data: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64") };
+}
+
+const CHANGED = "was replaced while it was being read. Try again.";
+
+/**
+ * Classifies the file at `systemPath` (stat size `size`) and loads it when it is an image or a
+ * PDF. `names` are the names it goes by (the path asked for and its real path), for the
+ * binary-extension rule. Errors of the FileOperations (ENOENT, a refused open) propagate.
+ */
+export async function openForRead(
+  ops: FileOperations,
+  target: { systemPath: string; shown: string; names: readonly string[] },
+  size: number,
+  guard: OpenGuard | undefined,
+  maxImageBytes: number,
+): Promise<OpenedRead> {
+  // An empty file is read too (a 0-byte read still verifies the open): its name alone may refuse it.
+  const head = await ops.readBytes(target.systemPath, 0, Math.min(SNIFF_BYTES, size), guard);
+  const decision = mediaReadDecision(target.shown, target.names, head, size, maxImageBytes);
+  if (decision.action === "refuse") return { kind: "refused", reason: decision.reason };
+  if (decision.action === "text") return { kind: "text" };
+  // One byte more than expected tells a file that grew since it was stat'ed.
+  const bytes = await ops.readBytes(target.systemPath, 0, Math.min(size, decision.maxBytes) + 1, guard);
+  const media = sniffMedia(bytes);
+  if (media?.kind !== decision.media.kind || media.mimeType !== decision.media.mimeType || (bytes.length > size && bytes.length <= decision.maxBytes)) {
+    return { kind: "refused", reason: `"${target.shown}" ${CHANGED}` };
+  }
+  if (bytes.length > decision.maxBytes) {
+    return { kind: "refused", reason: media.kind === "image" ? imageTooLargeMessage(target.shown, bytes.length, decision.maxBytes) : pdfTooLargeMessage(target.shown, bytes.length) };
+  }
+  return media.kind === "image" ? { kind: "image", mimeType: media.mimeType, bytes } : { kind: "pdf", bytes };
+}
+
+/** Pages as text under `--- page N of T ---` headers (the same rendering for every entry point). */
+export function renderPdfPages(pages: readonly { page: number; text: string }[], totalPages: number): string {
+  return pages.map((p) => `--- page ${p.page} of ${totalPages} ---\n${p.text === "" ? "[no text on this page: it may be a scanned image]" : p.text}`).join("\n\n");
+}
+
+const PDF_CACHE_SIZE = 8;
+const pdfCache = new Map<string, Promise<string[]>>();
+
+/**
+ * A PDF's text as lines (page headers included), up to {@link LIMITS.pdfMaxPagesWhole} pages,
+ * for readers that window by lines. Cached by content hash, so paging through a document
+ * extracts it once.
+ */
+export function pdfLines(bytes: Uint8Array): Promise<string[]> {
+  const key = createHash("sha256").update(bytes).digest("hex");
+  let lines = pdfCache.get(key);
+  if (lines) {
+    pdfCache.delete(key);
+    pdfCache.set(key, lines);
+    return lines;
+  }
+  lines = extractPdfPages(bytes, { first: 1, count: LIMITS.pdfMaxPagesWhole }).then((doc) => {
+    const out = renderPdfPages(doc.pages, doc.totalPages).split("\n");
+    if (doc.totalPages > doc.pages.length) out.push("", `--- pages ${doc.pages.length + 1}-${doc.totalPages} not extracted (at most ${LIMITS.pdfMaxPagesWhole} pages) ---`);
+    return out;
+  });
+  lines.catch(() => pdfCache.delete(key));
+  pdfCache.set(key, lines);
+  if (pdfCache.size > PDF_CACHE_SIZE) pdfCache.delete(pdfCache.keys().next().value!);
+  return lines;
+}
