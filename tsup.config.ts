@@ -7,6 +7,7 @@ export default defineConfig({
     tools: "tools/index.ts",
     environment: "src/fileops/index.ts",
     web: "src/web/index.ts",
+    deepagents: "src/deepagents/index.ts",
   },
   format: ["esm", "cjs"],
   dts: true,

@@ -18,7 +18,7 @@ import { ChatOpenAI } from "@langchain/openai";
 import { createDeepAgent } from "deepagents";
 import { createFileManagerMiddleware } from "../middleware/fileManager.js";
 import { isWorkspaceTreeMessage } from "../middleware/treeMessage.js";
-import { WorkbenchBackend } from "../src/deepagents/backend.js";
+import { WorkbenchBackend } from "../src/deepagents/index.js";
 
 const THREAD = "deepagent-demo";
 

@@ -17,6 +17,7 @@
  * stay stateless and work without this module — then without dedup, staleness and loop checks.
  */
 import { DEDUP_STUB_STATUS, dedupStubMessage } from "../src/guards/access.js";
+import { BACKEND_WARNING_KEY, isStale, staleWriteWarning } from "../src/guards/staleness.js";
 import { ToolMessage } from "@langchain/core/messages";
 import { ReducedValue, StateSchema } from "@langchain/langgraph";
 import { createMiddleware, type ToolCallRequest } from "langchain";
@@ -163,6 +164,16 @@ function isErrorResult(msg: ToolMessage): boolean {
   }
 }
 
+/**
+ * deepagents' write_file/edit_file put a backend result's `metadata` on the ToolMessage, which
+ * the model never sees: WorkbenchBackend's warning (staleness) is moved into the text here.
+ */
+function surfaceBackendWarning(result: ToolCallResult): ToolCallResult {
+  if (!ToolMessage.isInstance(result)) return result;
+  const warning = (result.metadata as Record<string, unknown> | undefined)?.[BACKEND_WARNING_KEY];
+  return typeof warning === "string" && warning !== "" ? withWarning(result, warning) : result;
+}
+
 /** Adds `_warning` text to a JSON ToolMessage (or appends a line to plain text). */
 function withWarning(msg: ToolMessage, warning: string): ToolMessage {
   return mapMessageText(msg, (text) => {
@@ -209,7 +220,7 @@ export function createFileGuardsStep(options: FileGuardsOptions = {}): FileGuard
     const loopBefore = state._toolLoop ?? null;
 
     if (!probe && !ARGUMENT_CHECKED_TOOLS.has(request.toolCall.name)) {
-      const result = await handler(request);
+      const result = surfaceBackendWarning(await handler(request));
       return loopBefore ? withUpdate(result, { _toolLoop: null }) : result;
     }
     const badArgs = argumentError(request.tool, request.toolCall.name, request.toolCall.args);
@@ -300,10 +311,7 @@ export function createFileGuardsStep(options: FileGuardsOptions = {}): FileGuard
   ): Promise<ToolCallResult> {
     const config = request.runtime;
     const before = await probe.targets(request.toolCall.args, config);
-    const stale = before.filter((t) => {
-      const known = state._fileReadTimes?.[t.key];
-      return known !== undefined && t.mtimeMs !== null && t.mtimeMs !== known.mtimeMs;
-    });
+    const stale = before.filter((t) => isStale(state._fileReadTimes?.[t.key]?.mtimeMs, t.mtimeMs));
     let result = await handler(request);
     const update: Update = state._toolLoop ? { _toolLoop: null } : {};
     if (!ToolMessage.isInstance(result) || isErrorResult(result)) return withUpdate(result, update);
@@ -313,13 +321,7 @@ export function createFileGuardsStep(options: FileGuardsOptions = {}): FileGuard
     const times: Record<string, ReadTimeEntry | null> = {};
     for (const t of after) times[t.key] = t.mtimeMs === null ? null : { mtimeMs: t.mtimeMs, seq: nextSeq() };
     if (Object.keys(times).length) update._fileReadTimes = times;
-    if (stale.length > 0) {
-      const names = stale.map((t) => `"${t.display}"`).join(", ");
-      result = withWarning(
-        result,
-        `${names} changed after you last read ${stale.length === 1 ? "it" : "them"} (another process or person edited it); your change was written over that newer version. Read it again to check nothing was lost.`,
-      );
-    }
+    if (stale.length > 0) result = withWarning(result, staleWriteWarning(stale.map((t) => t.display)));
     return withUpdate(result, update);
   }
 }

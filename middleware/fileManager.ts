@@ -259,6 +259,8 @@ export class FileManagerHooks {
   readonly timeTravel: TimeTravel;
   /** message id → index where it was last found (bounded, insertion order = LRU). */
   private readonly messageIndex = new Map<string, number>();
+  /** thread → `startWorkTime` of its latest run in this process (artifacts' default cut-off). */
+  private readonly runStarts = new Map<string, number>();
   private closed = false;
 
   constructor(options: FileManagerOptions = {}) {
@@ -292,6 +294,11 @@ export class FileManagerHooks {
     ];
   }
 
+  /** `startWorkTime` of the thread's latest run in this process, if any. */
+  lastRunStart(threadId: string | undefined): number | undefined {
+    return this.runStarts.get(threadId ?? "");
+  }
+
   /** The workspace of a thread (cached, so its real path is learned once). */
   workspaceFor(threadId: string | undefined): Workspace {
     const key = threadId ?? "";
@@ -310,6 +317,9 @@ export class FileManagerHooks {
   beforeAgent = async (state: FileManagerStateView, runtime?: FileManagerRuntimeView): Promise<FileManagerUpdate> => {
     const startWorkTime = Date.now();
     const threadId = threadIdOf(runtime);
+    this.runStarts.delete(threadId ?? "");
+    this.runStarts.set(threadId ?? "", startWorkTime);
+    if (this.runStarts.size > 1024) this.runStarts.delete(this.runStarts.keys().next().value as string);
     try {
       const ws = this.workspaceFor(threadId);
       const host = await this.hostFor(ws);

@@ -2,7 +2,7 @@
 // rest: "langgraph-workbench/middleware", "/tools", "/environment", "/web".
 
 // one call: the FileManager middleware plus the tools on one workspace root
-export { createWorkbench, type Workbench, type WorkbenchOptions } from "./workbench.js";
+export { createWorkbench, type Workbench, type WorkbenchOptions, type WorkbenchUploads, type WorkbenchArtifactOptions } from "./workbench.js";
 export { Workspace, WorkspacePathError, resolveRootDir, DEFAULT_ROOT_DIR, DEFAULT_THREAD_ID } from "./workspace.js";
 
 // the parts, usable alone
@@ -24,8 +24,7 @@ export { DockerEnvironment, type DockerEnvironmentOptions } from "./fileops/dock
 export { DockerSandbox, type DockerSandboxOptions } from "./fileops/dockerSandbox.js";
 export { ShellFileOperations } from "./fileops/shell.js";
 
-// deepagents: the workspace as a BackendProtocol
-export { WorkbenchBackend, type WorkbenchBackendOptions, type WorkbenchExecuteOptions } from "./deepagents/backend.js";
+// deepagents' BackendProtocol over the workspace: the "langgraph-workbench/deepagents" subpath
 
 // guards worth calling on their own
 export { isDangerousCommand } from "../tools/dangerousCommands.js";
@@ -34,3 +33,7 @@ export { checkUrlSafety, type UrlSafetyOptions } from "./guards/url.js";
 
 // optional peer dependencies (vendor SDKs, ssh2, @langchain/openai): what a missing one throws
 export { MissingPackageError, isInstalled } from "./optional.js";
+
+// files in and out for apps (workbench.uploads / workbench.artifacts)
+export { TransferError, DEFAULT_MAX_TRANSFER_BYTES, type TransferErrorCode } from "./files/transfer.js";
+export type { Artifact, ArtifactList } from "./files/artifacts.js";

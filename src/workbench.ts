@@ -19,7 +19,9 @@ import type { FileToolOptions } from "../tools/fileToolSupport.js";
 import { createWebTools, type WebToolsOptions } from "../tools/web.js";
 import type { EnvironmentOption } from "./fileops/environment.js";
 import { HtmlConversionPool } from "./web/htmlWorkerPool.js";
-import { ENVIRONMENT_OPTION_MESSAGE, environmentBehind, isEnvironmentOption } from "./fileops/threadEnvironment.js";
+import { ENVIRONMENT_OPTION_MESSAGE, environmentBehind, isEnvironmentOption, ThreadEnvironments } from "./fileops/threadEnvironment.js";
+import { listArtifacts, type ArtifactList } from "./files/artifacts.js";
+import { isTransferRefusal, putFile, TransferError, type TransferSettings } from "./files/transfer.js";
 import type { FileOperations } from "./fileops/types.js";
 import type { ChangeSet, SnapshotInfo } from "./snapshots/index.js";
 import { resolveRootDir, Workspace } from "./workspace.js";
@@ -87,8 +89,38 @@ export interface Workbench {
    * with sizes and a unified diff of the text files. A checkpoint's snapshot: `snapshotIdOf(state.values)`.
    */
   changes(threadId: string, range: { from: string; to?: string }): Promise<ChangeSet>;
+  /**
+   * Files in: `uploads(threadId).put("data/report.csv", bytes)` writes into the thread's workspace
+   * atomically through its file access (confined; credential files, directories and files over
+   * `maxBytes`, default 50 MB, refused with a {@link TransferError}). The next model call's tree
+   * shows the file.
+   */
+  uploads(threadId?: string): WorkbenchUploads;
+  /**
+   * Files out: the thread's files created or changed since `since` (default: the start of its
+   * latest run in this process, the FileManager's `startWorkTime`; pass the run's output state,
+   * a Date or a timestamp), with sizes and `archive("zip" | "tar")`. Credential files never appear.
+   */
+  artifacts(threadId?: string, options?: WorkbenchArtifactOptions): Promise<ArtifactList>;
   /** Stops file watchers and the HTML conversion workers this workbench started. Idempotent. */
   close(): Promise<void>;
+}
+
+/** What {@link Workbench.uploads} returns. */
+export interface WorkbenchUploads {
+  /** Writes `bytes` (or UTF-8 text) to `name` (workspace-relative); resolves to the path written and its size. */
+  put(name: string, bytes: Uint8Array | string, options?: Pick<TransferSettings, "maxBytes">): Promise<{ path: string; bytes: number }>;
+}
+
+/** Options of {@link Workbench.artifacts}. */
+export interface WorkbenchArtifactOptions {
+  /**
+   * Cut-off: a Date, a millisecond timestamp, or an agent's state/output holding `startWorkTime`.
+   * Default: the start of the thread's latest run seen by this workbench, else every file.
+   */
+  since?: Date | number | { startWorkTime?: number };
+  /** Largest file packed into an archive, in bytes (default 50 MB; larger ones are left out). */
+  maxBytes?: number;
 }
 
 const partOptions = z.union([z.literal(false), z.record(z.string(), z.unknown())]).optional();
@@ -136,6 +168,11 @@ export function createWorkbench(options: WorkbenchOptions = {}): Workbench {
     const fetch = { ...webTools.backends?.fetch, ...(htmlPool ? { htmlPool } : {}) };
     tools.push(...createWebTools({ ...webTools, backends: { ...webTools.backends, fetch } }));
   }
+  const environments = new ThreadEnvironments(shared);
+  const access = async (threadId: string | undefined) => {
+    const ws = fileManager.hooks.workspaceFor(threadId);
+    return { ws, ops: await environments.fileOpsFor(ws.threadId) };
+  };
   return {
     middleware: [fileManager],
     tools,
@@ -145,6 +182,21 @@ export function createWorkbench(options: WorkbenchOptions = {}): Workbench {
     snapshots: (threadId) => fileManager.hooks.withThread(threadId, (t) => fileManager.hooks.timeTravel.snapshots(t)),
     restore: (threadId, id) => fileManager.hooks.withThread(threadId, (t) => fileManager.hooks.timeTravel.restore(t, id)),
     changes: (threadId, range) => fileManager.hooks.withThread(threadId, (t) => fileManager.hooks.timeTravel.changes(t, range)),
+    uploads: (threadId?: string) => ({
+      put: async (name, bytes, options) => {
+        const { ws, ops } = await access(threadId);
+        const data = typeof bytes === "string" ? new TextEncoder().encode(bytes) : bytes;
+        const got = await putFile(ws, ops, name, data, { maxBytes: options?.maxBytes });
+        if (isTransferRefusal(got)) throw new TransferError(got.code, got.message);
+        return got;
+      },
+    }),
+    artifacts: async (threadId?: string, options: WorkbenchArtifactOptions = {}) => {
+      const { ws, ops } = await access(threadId);
+      const given = options.since;
+      const since = typeof given === "object" && !(given instanceof Date) ? given?.startWorkTime : given;
+      return listArtifacts(ws, ops, { since: since ?? fileManager.hooks.lastRunStart(threadId) ?? 0, maxBytes: options.maxBytes });
+    },
     close: async () => {
       await Promise.all([fileManager.close(), htmlPool?.close()]);
     },

@@ -21,6 +21,7 @@ const ENTRIES = [
   { file: "tools/index.ts", specifier: "langgraph-workbench/tools" },
   { file: "src/fileops/index.ts", specifier: "langgraph-workbench/environment" },
   { file: "src/web/index.ts", specifier: "langgraph-workbench/web" },
+  { file: "src/deepagents/index.ts", specifier: "langgraph-workbench/deepagents" },
 ];
 
 interface Member {

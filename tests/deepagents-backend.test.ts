@@ -8,7 +8,7 @@ import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langcha
 import { fakeModel } from "@langchain/core/testing";
 import { MemorySaver } from "@langchain/langgraph";
 import { createDeepAgent } from "deepagents";
-import { WorkbenchBackend } from "../src/deepagents/backend.js";
+import { WorkbenchBackend } from "../src/deepagents/index.js";
 import { LocalShellEnvironment } from "../src/fileops/localShell.js";
 import { ShellFileOperations } from "../src/fileops/shell.js";
 

@@ -12,7 +12,7 @@ import { MemorySaver } from "@langchain/langgraph";
 import { createDeepAgent, FilesystemBackend, type BackendRuntime } from "deepagents";
 import { createFileManagerMiddleware, type FileManagerMiddleware } from "../middleware/fileManager.js";
 import { isWorkspaceTreeMessage } from "../middleware/treeMessage.js";
-import { WorkbenchBackend } from "../src/deepagents/backend.js";
+import { WorkbenchBackend } from "../src/deepagents/index.js";
 import { workspaceFromConfig } from "../src/context/thread.js";
 import { workspaceView } from "./helpers/agentHarness.js";
 

@@ -5,7 +5,7 @@ import { mkdtemp, mkdir, open, readFile, rm, stat, writeFile } from "node:fs/pro
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { WorkbenchBackend } from "../src/deepagents/backend.js";
+import { WorkbenchBackend } from "../src/deepagents/index.js";
 import { LIMITS } from "../src/guards/limits.js";
 import { createPatchTool } from "../tools/patchTool.js";
 

@@ -12,7 +12,7 @@ import { fakeModel } from "@langchain/core/testing";
 import { MemorySaver } from "@langchain/langgraph";
 import { createDeepAgent, isSandboxBackend } from "deepagents";
 import { createAgent } from "langchain";
-import { WorkbenchBackend } from "../src/deepagents/backend.js";
+import { WorkbenchBackend } from "../src/deepagents/index.js";
 import type { Environment, ExecOptions, ExecResult } from "../src/fileops/environment.js";
 import { LocalFileOperations } from "../src/fileops/local.js";
 import { LocalEnvironment, LocalShellEnvironment } from "../src/fileops/localShell.js";

@@ -421,6 +421,18 @@ function describeBackend(title: string, open: () => Promise<Backend>, skip?: str
       await assert.rejects(ops.remove(path.join(dir, "sub")), { code: "EISDIR" });
     });
 
+    test("removeEmptyDir removes an empty directory only: never a symlink to one, never a full one", async () => {
+      const dir = await fresh();
+      await mkdir(path.join(dir, "full"));
+      await writeFile(path.join(dir, "full", "x"), "x");
+      await mkdir(path.join(dir, "empty"));
+      await symlink("empty", path.join(dir, "link"));
+      await assert.rejects(ops.removeEmptyDir(path.join(dir, "link")), "a symlink to a directory is not removed");
+      await assert.rejects(ops.removeEmptyDir(path.join(dir, "full")), "a non-empty directory is not removed");
+      await ops.removeEmptyDir(path.join(dir, "empty"));
+      assert.deepEqual((await readdir(dir)).sort(), ["full", "link"]);
+    });
+
     test("rename moves files and directories, creating the destination's parents", async () => {
       const dir = await fresh();
       await writeFile(path.join(dir, "a.txt"), "A");

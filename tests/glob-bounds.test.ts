@@ -7,7 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import ignore from "ignore";
-import { WorkbenchBackend } from "../src/deepagents/backend.js";
+import { WorkbenchBackend } from "../src/deepagents/index.js";
 import { globMatcher as deepagentsGlob } from "../src/deepagents/glob.js";
 import { compileGlob } from "../src/search/globMatch.js";
 import { globMatcher as searchGlob } from "../src/search/globs.js";

@@ -5,7 +5,7 @@ import { link, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { WorkbenchBackend } from "../src/deepagents/backend.js";
+import { WorkbenchBackend } from "../src/deepagents/index.js";
 import { LocalShellEnvironment } from "../src/fileops/localShell.js";
 import { ShellFileOperations } from "../src/fileops/shell.js";
 

@@ -7,7 +7,7 @@ import { link, mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { WorkbenchBackend } from "../src/deepagents/backend.js";
+import { WorkbenchBackend } from "../src/deepagents/index.js";
 import { runJsSearch } from "../src/search/fallback.js";
 import { createSearchFilesTool } from "../tools/searchFiles.js";
 import { resolveFileToolOptions } from "../tools/fileToolSupport.js";

@@ -12,7 +12,7 @@ import { createDeepAgent } from "deepagents";
 import { createAgent } from "langchain";
 import { createFileManagerMiddleware } from "../middleware/fileManager.js";
 import { isWorkspaceTreeMessage } from "../middleware/treeMessage.js";
-import { WorkbenchBackend } from "../src/deepagents/backend.js";
+import { WorkbenchBackend } from "../src/deepagents/index.js";
 import { LocalShellEnvironment } from "../src/fileops/localShell.js";
 import { ShellFileOperations } from "../src/fileops/shell.js";
 import { LIMITS } from "../src/guards/limits.js";

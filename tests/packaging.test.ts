@@ -51,7 +51,7 @@ after(async () => {
 test("the tarball holds the build and docs, no tests, fixtures or source maps", (t) => {
   const paths = packed.files.map((f) => f.path);
   t.diagnostic(`tarball ${packed.filename}: ${packed.size} bytes packed, ${packed.unpackedSize} unpacked, ${paths.length} files`);
-  for (const required of ["package.json", "dist/index.js", "dist/index.cjs", "dist/index.d.ts", "dist/index.d.cts", "dist/middleware.js", "dist/tools.cjs"]) {
+  for (const required of ["package.json", "dist/index.js", "dist/index.cjs", "dist/index.d.ts", "dist/index.d.cts", "dist/middleware.js", "dist/tools.cjs", "dist/deepagents.js", "dist/deepagents.d.cts"]) {
     assert.ok(paths.includes(required), `tarball lacks ${required}`);
   }
   const unwanted = paths.filter((p) => /^(tests|src|examples|bench)\//.test(p) || /fixtures|\.map$|\.test\./.test(p));
@@ -89,7 +89,8 @@ test("CJS require of every entry point", async () => {
 
 test("a strict TypeScript consumer compiles against the published types", async () => {
   const source = [
-    `import { Workspace, createWorkbench, WorkbenchBackend, type WorkbenchOptions } from "langgraph-workbench";`,
+    `import { Workspace, createWorkbench, type WorkbenchOptions } from "langgraph-workbench";`,
+    `import { WorkbenchBackend } from "langgraph-workbench/deepagents";`,
     `import { createAgent } from "langchain";`,
     `const options: WorkbenchOptions = { rootDir: "./agent_files" };`,
     `const wb = createWorkbench(options);`,
@@ -122,5 +123,37 @@ test("a strict TypeScript consumer compiles against the published types", async 
   } catch (err) {
     const e = err as { stdout?: string; stderr?: string };
     assert.fail(`tsc failed:\n${e.stdout ?? ""}${e.stderr ?? ""}\n${await readFile(path.join(consumer, "consumer.ts"), "utf8")}`);
+  }
+});
+
+test("a strict TypeScript consumer without deepagents installed and without skipLibCheck compiles against the root and the other subpaths", async () => {
+  // The consumer installed the tarball only: npm adds the required peers, never the optional
+  // `deepagents`. The root, /middleware and /tools types must not import it (only /deepagents does).
+  const bare = consumer;
+  await assert.rejects(readFile(path.join(bare, "node_modules", "deepagents", "package.json")), "deepagents must not be installed here");
+  const source = [
+    `import { Workspace, createWorkbench, type WorkbenchOptions, type Artifact } from "langgraph-workbench";`,
+    `import { createFileManagerMiddleware } from "langgraph-workbench/middleware";`,
+    `import { createFileTools } from "langgraph-workbench/tools";`,
+    `const options: WorkbenchOptions = { rootDir: "./agent_files" };`,
+    `const wb = createWorkbench(options);`,
+    `export const fm = createFileManagerMiddleware({ rootDir: "./agent_files" });`,
+    `export const tools = createFileTools({ rootDir: "./agent_files" });`,
+    `export const ws: Workspace = wb.workspace("t1");`,
+    `export async function produced(): Promise<Artifact[]> { return (await wb.artifacts("t1")).files; }`,
+  ].join("\n");
+  await writeFile(path.join(bare, "bare.ts"), source);
+  await writeFile(
+    path.join(bare, "tsconfig.bare.json"),
+    JSON.stringify({
+      compilerOptions: { target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", strict: true, noEmit: true, skipLibCheck: false, types: ["node"], typeRoots: [path.join(repo, "node_modules", "@types")] },
+      files: ["bare.ts"],
+    }),
+  );
+  try {
+    await run(process.execPath, [tsc, "--noEmit", "-p", "tsconfig.bare.json"], { cwd: bare, timeout: 180_000, maxBuffer: 16 << 20 });
+  } catch (err) {
+    const e = err as { stdout?: string; stderr?: string };
+    assert.fail(`tsc failed without deepagents:\n${e.stdout ?? ""}${e.stderr ?? ""}`);
   }
 });

@@ -7,7 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, beforeEach, describe, it } from "node:test";
 import type { ToolMessage } from "@langchain/core/messages";
-import { WorkbenchBackend } from "../src/deepagents/backend.js";
+import { WorkbenchBackend } from "../src/deepagents/index.js";
 import { maskValues, redactDerived, redactSecrets, secretEditReason, secretValues } from "../src/guards/redact.js";
 import { resolveFileToolOptions } from "../tools/fileToolSupport.js";
 import { patchCore } from "../tools/patchTool.js";

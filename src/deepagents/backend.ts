@@ -22,6 +22,8 @@ import type {
   ReadRawResult,
   ReadResult,
   ExecuteResponse,
+  FileDownloadResponse,
+  FileUploadResponse,
   WriteResult,
 } from "deepagents";
 import { isAtomicTempName } from "../fileops/tempFiles.js";
@@ -46,6 +48,9 @@ import { resolveRootDir, Workspace, WorkspacePathError } from "../workspace.js";
 import { threadIdFromConfig } from "../context/thread.js";
 import { commandEnvironmentForThread, DEFAULT_COMMAND_TIMEOUT_SECONDS, DEFAULT_MAX_OUTPUT_CHARS, prepareCommandSandbox, runAgentCommand, type CommandSandboxOptions } from "../fileops/command.js";
 import { GlobLimitError, globMatcher } from "./glob.js";
+import { decodeBase64, isBase64Path } from "./mime.js";
+import { isStale, staleWriteWarning, BACKEND_WARNING_KEY } from "../guards/staleness.js";
+import { DEFAULT_MAX_TRANSFER_BYTES, getFile, isTransferRefusal, putFile, realTarget, writeDestination, type TransferSettings } from "../files/transfer.js";
 
 /** Options of {@link WorkbenchBackend}. */
 export interface WorkbenchBackendOptions {
@@ -93,6 +98,8 @@ export interface WorkbenchBackendOptions {
   skipDirs?: readonly string[];
   /** Read files with more than one hard link (default false: refused; see README "Security model"). */
   allowHardLinks?: boolean;
+  /** Largest file `uploadFiles`/`downloadFiles` move, in bytes (default 50 MB). */
+  maxTransferBytes?: number;
 }
 
 /** Settings of {@link WorkbenchBackend}'s `execute`. */
@@ -150,8 +157,14 @@ export class WorkbenchBackend implements BackendProtocolV2 {
   private readonly maxGrepFileBytes: number;
   private readonly skipDirs: ReadonlySet<string>;
   private readonly allowHardLinks: boolean;
+  private readonly maxTransferBytes: number;
   /** Bounds concurrent stat calls (glob metadata). */
   private readonly io = pLimit(32);
+  /**
+   * Last mtime this process saw of each file it read or wrote (system path → mtime), for the
+   * staleness warning on writes. Bounded; insertion order is the eviction order.
+   */
+  private readonly seen = new Map<string, number>();
 
   constructor(options: WorkbenchBackendOptions = {}) {
     if (typeof options !== "object" || options === null) throw new TypeError("WorkbenchBackend: options must be an object");
@@ -167,6 +180,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
     this.maxGrepFileBytes = positiveInt("maxGrepFileBytes", options.maxGrepFileBytes, DEFAULTS.maxGrepFileBytes);
     this.skipDirs = new Set(options.skipDirs ?? DEFAULTS.skipDirs);
     this.allowHardLinks = options.allowHardLinks === true;
+    this.maxTransferBytes = positiveInt("maxTransferBytes", options.maxTransferBytes, DEFAULT_MAX_TRANSFER_BYTES);
     if (options.execute) this.enableExecute(options.execute === true ? {} : options.execute);
   }
 
@@ -249,7 +263,8 @@ export class WorkbenchBackend implements BackendProtocolV2 {
   async ls(dirPath: string): Promise<LsResult> {
     return this.guarded(dirPath || "/", async (t) => {
       const s = await t.ops.stat(t.system);
-      if (!s) return { error: `Directory '${t.shown}' not found. Call ls("/") to see the workspace.` };
+      // deepagents' protocol: a missing directory lists as empty.
+      if (!s) return { files: [] };
       if (s.type !== "directory") return { error: `'${t.shown}' is a file, not a directory. Use read_file to read it.` };
       const entries = (await t.ops.readdir(t.system)).filter((e) => !isAtomicTempName(e.name)).sort((a, b) => a.name.localeCompare(b.name));
       const files = await Promise.all(
@@ -281,6 +296,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       const opened = await this.openRead(t, true);
       if ("error" in opened) return { error: opened.error };
       const start = Math.max(0, Math.floor(Number.isFinite(offset) ? offset : 0));
+      if (limit === 0 && opened.kind === "text") return { content: "", mimeType: "text/plain" };
       const count = Math.max(1, Math.floor(Number.isFinite(limit) && limit > 0 ? limit : 500));
       if (opened.kind !== "text") {
         const changed = await this.recheckAfterRead(t);
@@ -312,7 +328,9 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       const text = lines.join("\n");
       // Counting streams the rest of the file: worth it for the "of T lines" hint on ordinary
       // files, not for a window at the top of a multi-GB log (totalLines is optional in deepagents).
-      const size = (await t.ops.stat(t.system))?.size ?? Number.POSITIVE_INFINITY;
+      const st = await t.ops.stat(t.system);
+      if (st) this.remember(t.system, st.mtimeMs);
+      const size = st?.size ?? Number.POSITIVE_INFINITY;
       const totalLines = window.totalLines ?? (size <= COUNT_LINES_MAX_BYTES ? await t.ops.countLines(t.system, guard) : undefined);
       const endLine = start + lines.length;
       const more = capped || window.hasMore || (totalLines !== undefined && endLine < totalLines);
@@ -350,6 +368,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       const text = await t.ops.readText(t.system, this.openGuard("read", t));
       const changed = await this.recheckAfterRead(t);
       if (changed) return { error: changed };
+      this.remember(t.system, s.mtimeMs);
       const stamp = new Date(s.mtimeMs).toISOString();
       return {
         data: { content: this.redact ? redactSecrets(text) : text, mimeType: "text/plain", created_at: stamp, modified_at: stamp },
@@ -358,21 +377,33 @@ export class WorkbenchBackend implements BackendProtocolV2 {
   }
 
   /**
-   * Creates a new file atomically (parents created). Refuses to overwrite an existing file (use
-   * `edit`), credential files, and content holding redaction markers.
+   * Creates or overwrites a file atomically (parents created; an in-workspace symlink is written
+   * through). Content of binary types (deepagents' rule: the extension's MIME type is not text)
+   * arrives as base64 and is stored decoded. Overwriting a file that changed since this backend
+   * last read or wrote it succeeds with a warning in `metadata`. Refuses credential files,
+   * directories, and text holding redaction markers or read placeholders.
    */
   async write(filePath: string, content: string): Promise<WriteResult> {
     return this.guarded(filePath, async (t) => {
       if (typeof content !== "string") return { error: "content must be a string: pass the full text of the file." };
-      const refused = await this.refuseWrite(t, content);
+      let data: string | Buffer = content;
+      if (isBase64Path(t.system)) {
+        const bytes = decodeBase64(content);
+        if (!bytes) return { error: `'${t.shown}' is a binary file type: content must be its bytes in base64.` };
+        data = bytes;
+      }
+      const refused = await this.refuseWrite(t, typeof data === "string" ? content : "");
       if (refused) return { error: refused };
-      return withPathLock(t.system, async () => {
-        const existing = await t.ops.lstat(t.system);
-        if (existing) {
-          return { error: `'${t.shown}' already exists. Use edit_file to change it, or read it first and write a new path.` };
-        }
-        await t.ops.writeAtomic(t.system, content, this.openGuard("write", t));
-        return { path: t.shown, filesUpdate: null };
+      const dest = await writeDestination(t.ops, t.system);
+      return withPathLock(dest, async (): Promise<WriteResult> => {
+        const existing = await t.ops.stat(dest);
+        if (existing?.type === "directory") return { error: `'${t.shown}' is a directory. Write to a file path inside it.` };
+        const nonRegular = existing ? nonRegularFileReason(t.shown, existing) : undefined;
+        if (nonRegular) return { error: nonRegular };
+        const warning = existing ? this.staleness(t, existing.mtimeMs) : undefined;
+        await t.ops.writeAtomic(dest, data, this.openGuard("write", t));
+        await this.noteSeen(t.ops, t.system);
+        return { path: t.shown, filesUpdate: null, ...(warning ? { metadata: { [BACKEND_WARNING_KEY]: warning } } : {}) };
       });
     });
   }
@@ -388,11 +419,23 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       if (containsRedactionMarker(oldString)) {
         return { error: "old_string contains a redaction marker («redacted…»): the file holds the real secret there. Anchor the edit on nearby lines instead." };
       }
-      if (oldString === "") return { error: "old_string is empty. Pass the exact text to replace (read the file first)." };
-      return withPathLock(t.system, async (): Promise<EditResult> => {
-        const tooLarge = editInputProblem(t.shown, (await t.ops.stat(t.system))?.size ?? 0);
+      // Edits go through an in-workspace symlink to its target: the link stays a link.
+      const dest = await writeDestination(t.ops, t.system);
+      return withPathLock(dest, async (): Promise<EditResult> => {
+        const current = await t.ops.stat(dest);
+        const tooLarge = editInputProblem(t.shown, current?.size ?? 0);
         if (tooLarge) return { error: tooLarge };
-        const before = await t.ops.readText(t.system, this.openGuard("read", t));
+        const before = await t.ops.readText(dest, this.openGuard("read", t));
+        const warning = current ? this.staleness(t, current.mtimeMs) : undefined;
+        const done = async (after: string, occurrences: number): Promise<EditResult> => {
+          await t.ops.writeAtomic(dest, after, this.openGuard("write", t));
+          await this.noteSeen(t.ops, t.system);
+          return { path: t.shown, filesUpdate: null, occurrences, ...(warning ? { metadata: { [BACKEND_WARNING_KEY]: warning } } : {}) };
+        };
+        // deepagents' rule: an empty old_string fills an empty file (and nothing else).
+        if (oldString === "") {
+          return before === "" ? done(newString, 0) : { error: "old_string is empty but the file has content. Pass the exact text to replace (read the file first)." };
+        }
         const notFound = { error: `String not found in '${t.shown}'. Read the file and copy the exact text, whitespace included.` };
         const ambiguous = (n: number) => ({ error: `String appears ${n} times in '${t.shown}'. Add surrounding lines to make it unique, or set replace_all.` });
         const occurrences = before.split(oldString).length - 1;
@@ -408,21 +451,40 @@ export class WorkbenchBackend implements BackendProtocolV2 {
           if (visible > 1 && !replaceAll) return ambiguous(visible);
           return { error: SECRET_EDIT_REFUSAL };
         }
-        await t.ops.writeAtomic(t.system, after, this.openGuard("write", t));
-        return { path: t.shown, filesUpdate: null, occurrences: replaceAll ? occurrences : 1 };
+        return done(after, replaceAll ? occurrences : 1);
       });
     });
   }
 
-  /** Deletes one file (not a directory). */
+  /**
+   * Deletes a file, a symlink (never its target) or a directory with everything under it. A
+   * directory holding a protected credential file anywhere inside is refused as a whole; the
+   * workspace root itself is never deleted.
+   */
   async delete(filePath: string): Promise<DeleteResult> {
     return this.guarded(filePath, async (t) => {
+      if (t.ws.toAgentPath(t.system) === ".") return { error: "The path names the whole workspace; delete the files or directories inside it instead." };
       const s = await t.ops.lstat(t.system);
       if (!s) return { error: `'${t.shown}' not found.` };
-      if (s.type === "directory") return { error: `'${t.shown}' is a directory; delete its files one by one.` };
-      const denied = writeAccessReason(t.system, { ...this.policy(t.ws), workspaceDir: t.ws.dir });
+      const policy = { ...this.policy(t.ws), workspaceDir: t.ws.dir };
+      const denied = writeAccessReason(t.system, policy);
       if (denied) return { error: `'${t.shown}' ${denied}` };
-      await t.ops.remove(t.system, this.openGuard("write", t));
+      if (s.type !== "directory") {
+        await t.ops.remove(t.system, this.openGuard("write", t));
+        return { path: t.shown, filesUpdate: null };
+      }
+      const tree = await this.collectTree(t.ops, t.system);
+      if (tree === undefined) return { error: `'${t.shown}' holds more than ${this.maxWalkFiles} entries; delete its subdirectories one at a time.` };
+      const protectedInside = tree.entries.filter((e) => writeAccessReason(e, policy) !== undefined);
+      if (protectedInside.length > 0) {
+        const names = protectedInside.slice(0, 3).map((e) => this.shownPath(t.ws, e));
+        return {
+          error: `'${t.shown}' was not deleted: it holds protected credential files (${names.join(", ")}${protectedInside.length > 3 ? ", …" : ""}) that the agent never deletes. Delete the other files one by one, or ask the user to remove the directory.`,
+        };
+      }
+      const guard = this.openGuard("write", t);
+      for (const e of tree.entries) await t.ops.remove(e, guard);
+      for (const d of tree.dirs.reverse()) await t.ops.removeEmptyDir(d);
       return { path: t.shown, filesUpdate: null };
     });
   }
@@ -477,7 +539,143 @@ export class WorkbenchBackend implements BackendProtocolV2 {
     });
   }
 
+  /**
+   * Writes each `[path, bytes]` into the workspace atomically (parents created, existing files
+   * replaced), as deepagents' protocol asks. Refused with `permission_denied`: credential files,
+   * device paths and files over `maxTransferBytes`; `invalid_path`: paths out of the workspace;
+   * `is_directory`: a directory. Never throws.
+   */
+  async uploadFiles(files: Array<[string, Uint8Array]>): Promise<FileUploadResponse[]> {
+    const out: FileUploadResponse[] = [];
+    for (const item of Array.isArray(files) ? files : []) {
+      const [filePath, bytes] = Array.isArray(item) ? item : [String(item), undefined];
+      try {
+        const ws = this.workspace();
+        const ops = await this.environments.fileOpsFor(ws.threadId);
+        const got = await putFile(ws, ops, filePath, bytes as Uint8Array, this.transferSettings());
+        if (isTransferRefusal(got)) {
+          out.push({ path: filePath, error: got.code });
+          continue;
+        }
+        await this.noteSeen(ops, await ws.resolve(filePath, ops));
+        out.push({ path: filePath, error: null });
+      } catch {
+        out.push({ path: filePath, error: "invalid_path" });
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The raw bytes of each path (not redacted: this is the application's way out, and
+   * deepagents' own memory, skills and history offloading read through it). Credential files,
+   * device and non-regular files and files over `maxTransferBytes` are refused with
+   * `permission_denied`; a missing file is `file_not_found`, a directory `is_directory`.
+   */
+  async downloadFiles(paths: string[]): Promise<FileDownloadResponse[]> {
+    const out: FileDownloadResponse[] = [];
+    for (const filePath of Array.isArray(paths) ? paths : []) {
+      try {
+        const ws = this.workspace();
+        const ops = await this.environments.fileOpsFor(ws.threadId);
+        const got = await getFile(ws, ops, filePath, this.transferSettings());
+        out.push(isTransferRefusal(got) ? { path: filePath, content: null, error: got.code } : { path: filePath, content: got.content, error: null });
+      } catch {
+        out.push({ path: filePath, content: null, error: "invalid_path" });
+      }
+    }
+    return out;
+  }
+
   // ---- internals ----
+
+  private transferSettings(): TransferSettings {
+    return { credentialPatterns: this.credentialPatterns, maxBytes: this.maxTransferBytes, allowHardLinks: this.allowHardLinks };
+  }
+
+  /**
+   * Everything under `dir` without following symlinks: non-directory entries, and directories
+   * parents first (`dir` included). `undefined` past `maxWalkFiles` entries.
+   */
+  private async collectTree(ops: FileOperations, dir: string): Promise<{ entries: string[]; dirs: string[] } | undefined> {
+    const entries: string[] = [];
+    const dirs: string[] = [];
+    const queue = [dir];
+    while (queue.length > 0) {
+      const current = queue.shift()!;
+      dirs.push(current);
+      for (const e of await ops.readdir(current)) {
+        if (entries.length + dirs.length > this.maxWalkFiles) return undefined;
+        const child = joinSystem(current, e.name);
+        if (e.type === "directory") queue.push(child);
+        else entries.push(child);
+      }
+    }
+    return { entries, dirs };
+  }
+
+  /**
+   * Symlinks under `dir` whose real target is a regular file inside the workspace (never
+   * followed into directories). `truncated` when more than `cap` were found.
+   */
+  private async linksToFiles(t: Target, dir: string, cap: number): Promise<{ files: { system: string; rel: string }[]; truncated: boolean }> {
+    const found: { system: string; rel: string }[] = [];
+    let level = [dir];
+    let dirsSeen = 0;
+    while (level.length > 0) {
+      dirsSeen += level.length;
+      if (dirsSeen > this.maxWalkFiles) return { files: found, truncated: true };
+      // One directory level at a time, its readdirs in parallel (bounded by `io`).
+      const listed = await Promise.all(level.map((d) => this.io(() => t.ops.readdir(d).catch(() => []))));
+      const next: string[] = [];
+      const links: string[] = [];
+      listed.forEach((entries, i) => {
+        for (const e of entries) {
+          const child = joinSystem(level[i]!, e.name);
+          if (e.type === "directory" && !this.skipDirs.has(e.name)) next.push(child);
+          else if (e.type === "symlink") links.push(child);
+        }
+      });
+      const kept = await Promise.all(
+        links.map((link) =>
+          this.io(async () => {
+            const real = await t.ops.realpath(link).catch(() => undefined);
+            if (real === undefined || t.ws.toAgentPath(real) === real) return undefined;
+            return (await t.ops.stat(real).catch(() => null))?.type === "file" ? link : undefined;
+          }),
+        ),
+      );
+      for (const link of kept) {
+        if (link === undefined) continue;
+        if (found.length >= cap) return { files: found, truncated: true };
+        found.push({ system: link, rel: relativeTo(dir, link) });
+      }
+      level = next;
+    }
+    return { files: found, truncated: false };
+  }
+
+  /**
+   * The staleness warning when the file behind the model's path (links followed: `mtimeMs` is
+   * its target's) changed since this backend last read or wrote it through that path.
+   */
+  private staleness(t: Target, mtimeMs: number): string | undefined {
+    return isStale(this.seen.get(t.system), mtimeMs) ? staleWriteWarning([t.shown]) : undefined;
+  }
+
+  /** Remembers the mtime seen through `system` (bounded; oldest forgotten first). */
+  private remember(system: string, mtimeMs: number): void {
+    this.seen.delete(system);
+    this.seen.set(system, mtimeMs);
+    if (this.seen.size > MAX_SEEN_FILES) this.seen.delete(this.seen.keys().next().value as string);
+  }
+
+  /** Remembers the current mtime of the file behind `system` after a write. */
+  private async noteSeen(ops: FileOperations, system: string): Promise<void> {
+    const s = await ops.stat(system).catch(() => null);
+    if (s?.type === "file") this.remember(system, s.mtimeMs);
+  }
+
 
   /** Resolves the agent path and runs `fn`; every failure becomes an `{ error }` without host paths. */
   private async guarded<R extends { error?: string }>(agentPath: string, fn: (t: Target) => Promise<R>): Promise<R> {
@@ -625,6 +823,8 @@ export class WorkbenchBackend implements BackendProtocolV2 {
   private async listFiles(t: Target): Promise<{ files: { system: string; rel: string }[]; truncated: boolean }> {
     const files: { system: string; rel: string }[] = [];
     if (isLocalFileOperations(t.ops)) {
+      // The engine does not follow symlinks: links to files inside the workspace are found alongside (read follows them too).
+      const linksFound = this.linksToFiles(t, t.system, this.maxWalkFiles);
       const outcome = await this.searchEngine({
         target: "files",
         pattern: "*",
@@ -638,7 +838,10 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       });
       if (outcome.error) throw new SearchEngineError(outcome.error);
       for (const system of outcome.files) files.push({ system, rel: relativeTo(t.system, system) });
-      return { files, truncated: !outcome.complete };
+      const links = await linksFound;
+      const room = Math.max(0, this.maxWalkFiles - files.length);
+      files.push(...links.files.slice(0, room));
+      return { files, truncated: !outcome.complete || links.truncated || links.files.length > room };
     }
     const truncated = await this.walk(t, t.system, async (system, rel) => {
       files.push({ system, rel });
@@ -659,16 +862,28 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       timeoutMs: SEARCH_TIMEOUT_MS,
       maxOutputBytes: 16 * 1024 * 1024,
       // Credential files are excluded before anything is counted (no oracle in caps or totals).
-      exclude: (p) => contentAccessReason(p, { ...this.policy(t.ws), workspaceDir: t.ws.dir }) !== undefined,
+      // Binary files by extension are skipped before anything is counted, like credential files.
+      exclude: (p) => hasBinaryExtension(p) || contentAccessReason(p, { ...this.policy(t.ws), workspaceDir: t.ws.dir }) !== undefined,
     });
     if (outcome.error) throw new SearchEngineError(outcome.error);
     await dropHardLinkedResults(outcome, this.policy(t.ws));
+    // ripgrep skips files with NUL bytes only: a PNG header without one still "matches".
+    // Only files whose matched lines look binary (invalid UTF-8, control bytes) are sniffed.
+    const binary = await this.binaryByContent(t, [...new Set(outcome.lines.filter((l) => l.match && SUSPECT_LINE.test(l.text)).map((l) => l.path))]);
+    if (binary.size > 0) outcome.lines = outcome.lines.filter((l) => !binary.has(l.path));
     if (outcome.engine === "ripgrep") await verifyReportedLines(outcome, t.ws.realDirectory());
     const raw: RawGrep = { matches: [], truncated: !outcome.complete };
     for (const rec of outcome.lines) {
       if (rec.match) raw.matches.push({ path: rec.path, line: rec.line, text: rec.text });
     }
     return raw;
+  }
+
+  /** Which of `files` are binary by their first bytes (unreadable files count as binary: not shown). */
+  private async binaryByContent(t: Target, files: string[]): Promise<Set<string>> {
+    const guard = this.openGuard("read", t);
+    const flags = await Promise.all(files.map((f) => this.io(() => t.ops.readBytes(f, 0, SNIFF_BYTES, guard).then(sniffBinary, () => true))));
+    return new Set(files.filter((_, i) => flags[i]));
   }
 
   /** The grep for remote file operations (SSH, Docker): one file at a time through `ops`. */
@@ -730,6 +945,8 @@ export class WorkbenchBackend implements BackendProtocolV2 {
           // A symlink may point out of the workspace: only follow it when its target is inside.
           const target = await t.ops.realpath(child).catch(() => undefined);
           if (!target || t.ws.toAgentPath(target) === target) continue;
+          // A link to a directory is not a file (and is never walked into).
+          if ((await t.ops.stat(target).catch(() => null))?.type !== "file") continue;
           real = target;
         }
         if (++seen > this.maxWalkFiles) return true;
@@ -746,6 +963,12 @@ export class WorkbenchBackend implements BackendProtocolV2 {
   }
 }
 
+/** A matched line holding a replacement character (invalid UTF-8) or a C0 control byte other than tab/CR. */
+const SUSPECT_LINE = /[\uFFFD\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/;
+
+/** Files whose last-seen mtime the staleness check remembers. */
+const MAX_SEEN_FILES = 4_096;
+
 /** Matches a grep returns before saying it was truncated (deepagents prints every match). */
 const MAX_GREP_MATCHES = 1_000;
 const SEARCH_TIMEOUT_MS = LIMITS.searchTimeoutMs;
@@ -759,21 +982,6 @@ interface RawGrep {
   /** `path` is a system path; `text` is the raw line. */
   matches: GrepMatch[];
   truncated: boolean;
-}
-
-/** The real location a write would land on: the real path of the deepest existing ancestor plus the rest. */
-async function realTarget(ops: FileOperations, system: string): Promise<string> {
-  const rest: string[] = [];
-  for (let probe = system; ; ) {
-    try {
-      return path.posix.join(await ops.realpath(probe), ...rest);
-    } catch {
-      const parent = path.posix.dirname(probe);
-      if (parent === probe) return system;
-      rest.unshift(path.posix.basename(probe));
-      probe = parent;
-    }
-  }
 }
 
 function relativeTo(base: string, system: string): string {

@@ -6,7 +6,7 @@
 import type { Stats } from "node:fs";
 import { constants } from "node:fs";
 import { atomicTempName, whileWriting } from "./tempFiles.js";
-import { chmod, lstat, mkdir, open, readdir, readFile, readlink, realpath, rename, stat, unlink, type FileHandle } from "node:fs/promises";
+import { chmod, lstat, mkdir, open, readdir, readFile, readlink, realpath, rename, rmdir, stat, unlink, type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { LineIndexBuilder, type LineIndex, type LineStart } from "./lineIndex.js";
 import { LineCounter, LineWindowCollector } from "./lines.js";
@@ -356,6 +356,11 @@ export class LocalFileOperations implements FileOperations {
     } finally {
       await src.fh.close();
     }
+  }
+
+  async removeEmptyDir(p: string): Promise<void> {
+    // rmdir refuses a symlink (ENOTDIR) and a non-empty directory (ENOTEMPTY) by itself.
+    await rmdir(p);
   }
 
   async mkdirp(p: string, guard?: OpenGuard): Promise<string[]> {

@@ -417,6 +417,15 @@ export class SftpFileOperations implements FileOperations {
     });
   }
 
+  async removeEmptyDir(p: string): Promise<void> {
+    return this.withSession("rmdir", p, false, async (s) => {
+      const attrs = await s.statOrNull(p, false);
+      if (!attrs) throw fsError(await missingCode(s, p, false), "rmdir", p);
+      if (typeOf(attrs.mode) !== "directory") throw fsError("ENOTDIR", "rmdir", p);
+      await s.request<void>((sftp, cb) => sftp.rmdir(p, cb));
+    });
+  }
+
   async mkdirp(p: string): Promise<string[]> {
     return this.withSession("mkdir", p, false, (s) => mkdirpOn(s, p));
   }

@@ -184,6 +184,13 @@ mv -f -T -- "$1" "$2"`;
     await this.run("rename", from, script, [from, to, path.posix.dirname(to)]);
   }
 
+  async removeEmptyDir(p: string): Promise<void> {
+    const script = `wb_probe "$1" ""
+if [ -L "$1" ] || [ ! -d "$1" ]; then wb_fail ENOTDIR; fi
+rmdir -- "$1"`;
+    await this.run("rmdir", p, script, [p]);
+  }
+
   async mkdirp(p: string): Promise<string[]> {
     const ancestors = ancestorsOf(p);
     const script = `d=$1

@@ -91,6 +91,8 @@ export interface FileOperations {
   writeAtomic(path: string, data: string | Buffer, guard?: OpenGuard): Promise<{ bytesWritten: number; dirsCreated: string[] }>;
   /** Deletes a file (not a directory). */
   remove(path: string, guard?: OpenGuard): Promise<void>;
+  /** Removes an empty directory (never a symlink, never a non-empty directory). */
+  removeEmptyDir(path: string): Promise<void>;
   /** Renames/moves, creating the destination's parent directories. */
   rename(from: string, to: string, guard?: OpenGuard): Promise<void>;
   /** mkdir -p; returns the directories it created. */

@@ -5,3 +5,4 @@ export * from "./credentials.js";
 export * from "./devices.js";
 export * from "./redact.js";
 export * from "./writeTargets.js";
+export * from "./staleness.js";
