@@ -337,8 +337,8 @@ describe("HTML conversion from the tsup build", () => {
     });`;
 
   for (const [format, args] of [
-    ["ESM", ["--input-type=module", "-e", script(`import { HtmlConversionPool, htmlToMarkdown } from "./dist/index.js";`)]],
-    ["CJS", ["-e", script(`const { HtmlConversionPool, htmlToMarkdown } = require("./dist/index.cjs");`)]],
+    ["ESM", ["--input-type=module", "-e", script(`import { HtmlConversionPool, htmlToMarkdown } from "./dist/web.js";`)]],
+    ["CJS", ["-e", script(`const { HtmlConversionPool, htmlToMarkdown } = require("./dist/web.cjs");`)]],
   ] as const) {
     it(`runs a worker conversion from dist/ (${format})`, async () => {
       const { stdout } = await run(process.execPath, [...args], { cwd: tmp, timeout: 60_000 });
