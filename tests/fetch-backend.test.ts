@@ -319,7 +319,7 @@ describe("HTML conversion from the tsup build", () => {
     tmp = await mkdtemp(path.join(os.tmpdir(), "wb-htmlpool-"));
     await symlink(path.join(repo, "node_modules"), path.join(tmp, "node_modules"), "dir");
     const tsup = path.join(repo, "node_modules", "tsup", "dist", "cli-default.js");
-    const args = [tsup, "src/index.ts", "--format", "esm,cjs", "--splitting", "--treeshake", "--target", "node20", "--no-config"];
+    const args = [tsup, "src/web/index.ts", "--format", "esm,cjs", "--splitting", "--treeshake", "--target", "node20", "--no-config"];
     await run(process.execPath, [...args, "--out-dir", path.join(tmp, "dist")], { cwd: repo, timeout: 120_000 });
   });
   after(async () => {
@@ -337,8 +337,8 @@ describe("HTML conversion from the tsup build", () => {
     });`;
 
   for (const [format, args] of [
-    ["ESM", ["--input-type=module", "-e", script(`import { HtmlConversionPool, htmlToMarkdown } from "./dist/web.js";`)]],
-    ["CJS", ["-e", script(`const { HtmlConversionPool, htmlToMarkdown } = require("./dist/web.cjs");`)]],
+    ["ESM", ["--input-type=module", "-e", script(`import { HtmlConversionPool, htmlToMarkdown } from "./dist/index.js";`)]],
+    ["CJS", ["-e", script(`const { HtmlConversionPool, htmlToMarkdown } = require("./dist/index.cjs");`)]],
   ] as const) {
     it(`runs a worker conversion from dist/ (${format})`, async () => {
       const { stdout } = await run(process.execPath, [...args], { cwd: tmp, timeout: 60_000 });
