@@ -113,3 +113,14 @@ async function exists(p: string): Promise<boolean> {
     return false;
   }
 }
+
+/** A synthetic article page (nav + article with text, code, lists), about `chars` long. */
+export function htmlPageOf(chars: number): string {
+  const block =
+    "<p>Some article text with <a href='/docs/x'>links</a>, <b>bold</b> words and figures like 42 ms. " +
+    "It goes on for a while to look like a real paragraph of documentation.</p>\n" +
+    "<pre><code>const x = await fetch(url);</code></pre>\n<ul><li>one</li><li>two</li></ul>\n";
+  return `<!doctype html><html><head><title>Bench</title></head><body><nav>menu</nav><article>${block.repeat(
+    Math.ceil(chars / block.length),
+  )}</article></body></html>`;
+}

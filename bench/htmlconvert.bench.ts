@@ -14,6 +14,7 @@ import { parseHTML } from "linkedom";
 import { convertHtml, finishMarkdown, loadDomHtmlLibraries, loadHtmlLibraries, type HtmlLibraries } from "../src/web/htmlConvert.js";
 import { CHROME_SELECTORS, isolateMainContent } from "../src/web/mainContent.js";
 import { loadQualitySet, overall, referenceOf, scoreMarkdown, sitePages, type QualityPage } from "./htmlQuality.js";
+import { htmlPageOf } from "./fixtures.js";
 
 const require = createRequire(import.meta.url);
 
@@ -45,16 +46,6 @@ function candidates(): Candidate[] {
   ];
 }
 
-/** The synthetic article page of the summarisation bench (nav + article), about `chars` long. */
-function htmlPageOf(chars: number): string {
-  const block =
-    "<p>Some article text with <a href='/docs/x'>links</a>, <b>bold</b> words and figures like 42 ms. " +
-    "It goes on for a while to look like a real paragraph of documentation.</p>\n" +
-    "<pre><code>const x = await fetch(url);</code></pre>\n<ul><li>one</li><li>two</li></ul>\n";
-  return `<!doctype html><html><head><title>Bench</title></head><body><nav>menu</nav><article>${block.repeat(
-    Math.ceil(chars / block.length),
-  )}</article></body></html>`;
-}
 
 function time(fn: () => unknown, runs: number): number {
   fn(); // warm-up

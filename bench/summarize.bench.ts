@@ -9,6 +9,7 @@ import type { ChatResult } from "@langchain/core/outputs";
 import { parseHTML } from "linkedom";
 import { htmlToMarkdown } from "../src/web/htmlToMarkdown.js";
 import { summarizeContent } from "../src/web/summarize.js";
+import { htmlPageOf } from "./fixtures.js";
 
 const CALL_MS = 100;
 const PAGE_CHARS = 1024 * 1024;
@@ -36,15 +37,6 @@ function pageOf(chars: number): string {
   return paragraph.repeat(Math.ceil(chars / paragraph.length)).slice(0, chars);
 }
 
-function htmlPageOf(chars: number): string {
-  const block =
-    "<p>Some article text with <a href='/docs/x'>links</a>, <b>bold</b> words and figures like 42 ms. " +
-    "It goes on for a while to look like a real paragraph of documentation.</p>\n" +
-    "<pre><code>const x = await fetch(url);</code></pre>\n<ul><li>one</li><li>two</li></ul>\n";
-  return `<!doctype html><html><head><title>Bench</title></head><body><nav>menu</nav><article>${block.repeat(
-    Math.ceil(chars / block.length),
-  )}</article></body></html>`;
-}
 
 /** The fetch backend's CPU cost per page: the whole conversion against the bare DOM parse it starts with. */
 function htmlSection(quick: boolean): string {

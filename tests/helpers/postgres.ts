@@ -9,10 +9,10 @@
  */
 import { spawnSync } from "node:child_process";
 import { access, chown, mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { runProcess } from "../../src/fileops/localShell.js";
+import { freePort } from "./net.js";
 
 export interface TestPostgres {
   port: number;
@@ -129,14 +129,3 @@ function postgresIds(): { uid: number; gid: number } {
   return { uid, gid };
 }
 
-/** A port that was free a moment ago (the server is told which one to use). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
-    });
-  });
-}

@@ -11,6 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import { runProcess } from "../../src/fileops/localShell.js";
 import type { SshEnvironmentOptions } from "../../src/fileops/ssh.js";
+import { freePort } from "./net.js";
 
 export const SSHD_PATH = "/usr/sbin/sshd";
 
@@ -158,17 +159,6 @@ async function childrenOf(parent: number | undefined): Promise<number[]> {
   return children;
 }
 
-/** A port that was free a moment ago (sshd cannot report a port it picked itself). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
-    });
-  });
-}
 
 async function waitForPort(port: number, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
