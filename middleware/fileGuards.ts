@@ -69,11 +69,27 @@ const DEFAULT_MAX_ENTRIES = 256;
 /** File tools without a probe whose arguments still get the schema check with guiding errors. */
 const ARGUMENT_CHECKED_TOOLS = new Set(["search_files"]);
 
-let seqCounter = 0;
-/** Monotonic across a process and roughly ordered across processes (time-based). */
-function nextSeq(): number {
-  seqCounter = (seqCounter + 1) % 1000;
-  return Date.now() * 1000 + seqCounter;
+/** The newest `seq` in the thread's ledgers (0 when empty). */
+function newestSeq(state: FileGuardState): number {
+  let newest = 0;
+  for (const e of Object.values(state._fileReadLedger ?? {})) newest = Math.max(newest, e.seq);
+  for (const e of Object.values(state._fileReadTimes ?? {})) newest = Math.max(newest, e.seq);
+  return newest;
+}
+
+/**
+ * An ordering stamp for ledger entries, owned by one guards step: time-based, so workers of one
+ * checkpointed thread stay roughly in order, and never below what the thread's state already
+ * holds, so a worker with a lagging clock still ranks its new entries newest.
+ */
+function sequencer(): (state: FileGuardState) => number {
+  let counter = 0;
+  let last = 0;
+  return (state) => {
+    counter = (counter + 1) % 1000;
+    last = Math.max(Date.now() * 1000 + counter, newestSeq(state) + 1, last + 1);
+    return last;
+  };
 }
 
 /** Merges two records (`null` deletes a key) and keeps the newest `max` entries. */
@@ -213,6 +229,7 @@ export function createFileGuardsStep(options: FileGuardsOptions = {}): FileGuard
   if (!Number.isInteger(warnAt) || !Number.isInteger(blockAt) || warnAt < 2 || blockAt <= warnAt) {
     throw new TypeError("loopWarnAt and loopBlockAt must be integers with 2 <= loopWarnAt < loopBlockAt");
   }
+  const nextSeq = sequencer();
 
   return async (request, handler) => {
     const state = (request.state ?? {}) as FileGuardState;
@@ -295,7 +312,7 @@ export function createFileGuardsStep(options: FileGuardsOptions = {}): FileGuard
 
     let result = await handler(request);
     if (ToolMessage.isInstance(result) && !isErrorResult(result) && target && target.mtimeMs !== null && ledgerKey && toolCall.id) {
-      const seq = nextSeq();
+      const seq = nextSeq(state);
       update._fileReadLedger = { [ledgerKey]: { mtimeMs: target.mtimeMs, toolCallId: toolCall.id, hits: 0, seq } };
       update._fileReadTimes = { [target.key]: { mtimeMs: target.mtimeMs, seq } };
     }
@@ -319,7 +336,7 @@ export function createFileGuardsStep(options: FileGuardsOptions = {}): FileGuard
     // The thread's own write is not a reason for a later staleness warning.
     const after = await probe.targets(request.toolCall.args, config);
     const times: Record<string, ReadTimeEntry | null> = {};
-    for (const t of after) times[t.key] = t.mtimeMs === null ? null : { mtimeMs: t.mtimeMs, seq: nextSeq() };
+    for (const t of after) times[t.key] = t.mtimeMs === null ? null : { mtimeMs: t.mtimeMs, seq: nextSeq(state) };
     if (Object.keys(times).length) update._fileReadTimes = times;
     if (stale.length > 0) result = withWarning(result, staleWriteWarning(stale.map((t) => t.display)));
     return withUpdate(result, update);

@@ -21,6 +21,7 @@ import { writeTargetReason } from "../src/guards/writeTargets.js";
 import { resolveRootDir, Workspace, WorkspacePathError } from "../src/workspace.js";
 import { assertUsableRootDir, rootDirIsLocal } from "../src/fileops/rootDir.js";
 import { workspaceFromConfig } from "../src/context/thread.js";
+import { FileToolCaches } from "./lineCounts.js";
 import { toolAnswer } from "./toolResult.js";
 import { registerFileToolProbe, type FileToolProbe, type FileToolTarget } from "../src/context/probes.js";
 
@@ -72,6 +73,11 @@ export interface FileToolOptions {
    * name of the same file may be a credential file). See README "Security model".
    */
   allowHardLinks?: boolean;
+  /**
+   * Where read_file keeps line counts and line indexes between calls (default: a new one per
+   * tool). Tools given the same caches share them; its `close()` releases them.
+   */
+  caches?: FileToolCaches;
 }
 
 /** {@link FileToolOptions} with defaults applied and values validated. */
@@ -90,9 +96,8 @@ export interface ResolvedFileToolOptions {
   countLinesInlineMaxBytes: number;
   homeDir: string;
   allowHardLinks: boolean;
+  caches: FileToolCaches;
 }
-
-const sharedLocalOps = new LocalFileOperations();
 
 /** What the file tools call on their FileOperations. */
 const FILE_TOOL_METHODS = ["stat", "realpath", "readdir", "readBytes", "readLines", "countLines", "readText", "writeAtomic", "remove", "rename", "mkdirp"];
@@ -123,10 +128,11 @@ export function resolveFileToolOptions(options: FileToolOptions = {}): ResolvedF
   if (options.credentialPatterns !== undefined && !Array.isArray(options.credentialPatterns)) {
     throw new TypeError("credentialPatterns must be an array of globs or RegExps");
   }
+  if (options.caches !== undefined && !(options.caches instanceof FileToolCaches)) throw new TypeError("caches must be a FileToolCaches");
   return {
     rootDir: options.rootDir,
     confine: options.confine ?? true,
-    fileOps: environments.fixedFileOps ?? sharedLocalOps,
+    fileOps: environments.fixedFileOps ?? new LocalFileOperations(),
     environments,
     maxReadChars: positiveInt("maxReadChars", options.maxReadChars, 100_000),
     maxImageBytes: options.readImages === false ? 0 : positiveInt("maxImageBytes", options.maxImageBytes, LIMITS.imageMaxBytes),
@@ -135,6 +141,7 @@ export function resolveFileToolOptions(options: FileToolOptions = {}): ResolvedF
     countLinesInlineMaxBytes: positiveInt("countLinesInlineMaxBytes", options.countLinesInlineMaxBytes, 32 * 1024 * 1024),
     homeDir: options.homeDir ?? os.homedir(),
     allowHardLinks: options.allowHardLinks === true,
+    caches: options.caches ?? new FileToolCaches(),
   };
 }
 
