@@ -26,6 +26,7 @@ import { fileToolProbe, type FileToolProbe, type FileToolTarget } from "../src/c
 import { argumentError } from "../tools/toolResult.js";
 import type { ToolCallStep } from "./toolCallSteps.js";
 import { isControlFlow, mapMessageText, toolErrorMessage, withStateUpdate, type ToolCallResult } from "./toolResults.js";
+import { parseOptions } from "../src/options.js";
 
 /** One remembered read window. */
 export interface ReadLedgerEntry {
@@ -54,15 +55,26 @@ export interface ToolLoopState {
   toolCallId?: string;
 }
 
+const MAX_ENTRIES_MESSAGE = "maxEntries must be a positive integer";
+
+/** Options of the file guards (`fileGuardsMiddleware`, and FileManager's `fileGuards`). */
+export const fileGuardsOptionsSchema = z
+  .object({
+    /** Most entries kept in each ledger (default 256; the oldest are evicted). */
+    maxEntries: z.number(MAX_ENTRIES_MESSAGE).int(MAX_ENTRIES_MESSAGE).positive(MAX_ENTRIES_MESSAGE).optional(),
+    /** Identical consecutive read_file calls that get a warning (default 3). */
+    loopWarnAt: z.number().int().optional(),
+    /** Identical consecutive read_file calls that are refused (default 4). */
+    loopBlockAt: z.number().int().optional(),
+  })
+  .strict()
+  .refine(
+    ({ loopWarnAt = 3, loopBlockAt = 4 }) => loopWarnAt >= 2 && loopBlockAt > loopWarnAt,
+    "loopWarnAt and loopBlockAt must be integers with 2 <= loopWarnAt < loopBlockAt",
+  );
+
 /** Options of the file guards. */
-export interface FileGuardsOptions {
-  /** Most entries kept in each ledger (default 256; the oldest are evicted). */
-  maxEntries?: number;
-  /** Identical consecutive read_file calls that get a warning (default 3). */
-  loopWarnAt?: number;
-  /** Identical consecutive read_file calls that are refused (default 4). */
-  loopBlockAt?: number;
-}
+export type FileGuardsOptions = z.input<typeof fileGuardsOptionsSchema>;
 
 const DEFAULT_MAX_ENTRIES = 256;
 
@@ -224,11 +236,9 @@ export type FileGuardsStep = (request: Request, handler: Handler) => Promise<Too
  * `wrapToolCall` would end the whole run); interrupts (human-in-the-loop) still propagate.
  */
 export function createFileGuardsStep(options: FileGuardsOptions = {}): FileGuardsStep {
+  parseOptions(fileGuardsOptionsSchema, options ?? {}, "Invalid file guards options");
   const warnAt = options.loopWarnAt ?? 3;
   const blockAt = options.loopBlockAt ?? 4;
-  if (!Number.isInteger(warnAt) || !Number.isInteger(blockAt) || warnAt < 2 || blockAt <= warnAt) {
-    throw new TypeError("loopWarnAt and loopBlockAt must be integers with 2 <= loopWarnAt < loopBlockAt");
-  }
   const nextSeq = sequencer();
 
   return async (request, handler) => {
