@@ -8,7 +8,8 @@ import { once } from "node:events";
 import { createWriteStream } from "node:fs";
 import { mkdir, readFile, stat, utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { createReadFileTool, settleLineCounts } from "../tools/readFile.js";
+import { FileToolCaches } from "../tools/lineCounts.js";
+import { createReadFileTool } from "../tools/readFile.js";
 import { BENCH_DATA_DIR, median } from "./fixtures.js";
 
 const LINE_BYTES = 100;
@@ -59,7 +60,8 @@ export async function run(opts: { quick: boolean }): Promise<string> {
   const deepOffset = opts.quick ? 600_000 : 9_000_000;
   const { file, lines, root } = await textFile(bytes);
   const size = (await stat(file)).size;
-  const tool = createReadFileTool({ rootDir: root });
+  const caches = new FileToolCaches();
+  const tool = createReadFileTool({ rootDir: root, caches });
   const cfg = { configurable: { thread_id: THREAD } };
   const name = path.basename(file);
   const readWindow = async (offset: number, limit: number) => JSON.parse(String(await tool.invoke({ path: name, offset, limit }, cfg))) as Record<string, unknown>;
@@ -67,7 +69,7 @@ export async function run(opts: { quick: boolean }): Promise<string> {
   // Warm the page cache and the code paths, so tool and sed see the same (cached) file.
   await timeCommand("cat", [file]);
   await readWindow(2, 10);
-  await settleLineCounts();
+  await caches.settle();
 
   // First 500 lines: the cold call (a new mtime, so no cached line count) and warm calls.
   const now = new Date();
@@ -78,7 +80,7 @@ export async function run(opts: { quick: boolean }): Promise<string> {
   const coldMs = performance.now() - t0;
   const coldRssGrowth = process.memoryUsage().rss - coldRss;
   if (!String(cold.content).startsWith("1|line 0000000001") || cold.total_lines !== null) throw new Error("unexpected cold read_file answer");
-  await settleLineCounts();
+  await caches.settle();
 
   const runs = opts.quick ? 15 : 40;
   const warm: number[] = [];
@@ -108,12 +110,13 @@ export async function run(opts: { quick: boolean }): Promise<string> {
     if (!String(r.content).startsWith(`${deepOffset}|line ${String(deepOffset).padStart(10, "0")}`)) throw new Error("unexpected deep window");
   }
   // The same window through a tool that has no index yet (the scan from byte 0 it replaces).
-  const fresh = createReadFileTool({ rootDir: root });
+  const freshCaches = new FileToolCaches();
+  const fresh = createReadFileTool({ rootDir: root, caches: freshCaches });
   const u0 = performance.now();
   const unindexed = JSON.parse(String(await fresh.invoke({ path: name, offset: deepOffset, limit: 500 }, cfg))) as Record<string, unknown>;
   const unindexedMs = performance.now() - u0;
   if (!String(unindexed.content).startsWith(`${deepOffset}|`)) throw new Error("unexpected unindexed window");
-  await settleLineCounts();
+  await freshCaches.close();
   const sedDeep: number[] = [];
   for (let i = 0; i < sedRuns; i++) sedDeep.push(await timeCommand("sed", ["-n", `${deepOffset},${deepOffset + 499}p`, file]));
 

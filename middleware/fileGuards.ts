@@ -26,6 +26,7 @@ import { fileToolProbe, type FileToolProbe, type FileToolTarget } from "../src/c
 import { argumentError } from "../tools/toolResult.js";
 import type { ToolCallStep } from "./toolCallSteps.js";
 import { isControlFlow, mapMessageText, toolErrorMessage, withStateUpdate, type ToolCallResult } from "./toolResults.js";
+import { parseOptions } from "../src/options.js";
 
 /** One remembered read window. */
 export interface ReadLedgerEntry {
@@ -54,26 +55,53 @@ export interface ToolLoopState {
   toolCallId?: string;
 }
 
+const MAX_ENTRIES_MESSAGE = "maxEntries must be a positive integer";
+
+/** Options of the file guards (`fileGuardsMiddleware`, and FileManager's `fileGuards`). */
+export const fileGuardsOptionsSchema = z
+  .object({
+    /** Most entries kept in each ledger (default 256; the oldest are evicted). */
+    maxEntries: z.number(MAX_ENTRIES_MESSAGE).int(MAX_ENTRIES_MESSAGE).positive(MAX_ENTRIES_MESSAGE).optional(),
+    /** Identical consecutive read_file calls that get a warning (default 3). */
+    loopWarnAt: z.number().int().optional(),
+    /** Identical consecutive read_file calls that are refused (default 4). */
+    loopBlockAt: z.number().int().optional(),
+  })
+  .strict()
+  .refine(
+    ({ loopWarnAt = 3, loopBlockAt = 4 }) => loopWarnAt >= 2 && loopBlockAt > loopWarnAt,
+    "loopWarnAt and loopBlockAt must be integers with 2 <= loopWarnAt < loopBlockAt",
+  );
+
 /** Options of the file guards. */
-export interface FileGuardsOptions {
-  /** Most entries kept in each ledger (default 256; the oldest are evicted). */
-  maxEntries?: number;
-  /** Identical consecutive read_file calls that get a warning (default 3). */
-  loopWarnAt?: number;
-  /** Identical consecutive read_file calls that are refused (default 4). */
-  loopBlockAt?: number;
-}
+export type FileGuardsOptions = z.input<typeof fileGuardsOptionsSchema>;
 
 const DEFAULT_MAX_ENTRIES = 256;
 
 /** File tools without a probe whose arguments still get the schema check with guiding errors. */
 const ARGUMENT_CHECKED_TOOLS = new Set(["search_files"]);
 
-let seqCounter = 0;
-/** Monotonic across a process and roughly ordered across processes (time-based). */
-function nextSeq(): number {
-  seqCounter = (seqCounter + 1) % 1000;
-  return Date.now() * 1000 + seqCounter;
+/** The newest `seq` in the thread's ledgers (0 when empty). */
+function newestSeq(state: FileGuardState): number {
+  let newest = 0;
+  for (const e of Object.values(state._fileReadLedger ?? {})) newest = Math.max(newest, e.seq);
+  for (const e of Object.values(state._fileReadTimes ?? {})) newest = Math.max(newest, e.seq);
+  return newest;
+}
+
+/**
+ * An ordering stamp for ledger entries, owned by one guards step: time-based, so workers of one
+ * checkpointed thread stay roughly in order, and never below what the thread's state already
+ * holds, so a worker with a lagging clock still ranks its new entries newest.
+ */
+function sequencer(): (state: FileGuardState) => number {
+  let counter = 0;
+  let last = 0;
+  return (state) => {
+    counter = (counter + 1) % 1000;
+    last = Math.max(Date.now() * 1000 + counter, newestSeq(state) + 1, last + 1);
+    return last;
+  };
 }
 
 /** Merges two records (`null` deletes a key) and keeps the newest `max` entries. */
@@ -208,11 +236,10 @@ export type FileGuardsStep = (request: Request, handler: Handler) => Promise<Too
  * `wrapToolCall` would end the whole run); interrupts (human-in-the-loop) still propagate.
  */
 export function createFileGuardsStep(options: FileGuardsOptions = {}): FileGuardsStep {
+  parseOptions(fileGuardsOptionsSchema, options ?? {}, "Invalid file guards options");
   const warnAt = options.loopWarnAt ?? 3;
   const blockAt = options.loopBlockAt ?? 4;
-  if (!Number.isInteger(warnAt) || !Number.isInteger(blockAt) || warnAt < 2 || blockAt <= warnAt) {
-    throw new TypeError("loopWarnAt and loopBlockAt must be integers with 2 <= loopWarnAt < loopBlockAt");
-  }
+  const nextSeq = sequencer();
 
   return async (request, handler) => {
     const state = (request.state ?? {}) as FileGuardState;
@@ -295,7 +322,7 @@ export function createFileGuardsStep(options: FileGuardsOptions = {}): FileGuard
 
     let result = await handler(request);
     if (ToolMessage.isInstance(result) && !isErrorResult(result) && target && target.mtimeMs !== null && ledgerKey && toolCall.id) {
-      const seq = nextSeq();
+      const seq = nextSeq(state);
       update._fileReadLedger = { [ledgerKey]: { mtimeMs: target.mtimeMs, toolCallId: toolCall.id, hits: 0, seq } };
       update._fileReadTimes = { [target.key]: { mtimeMs: target.mtimeMs, seq } };
     }
@@ -319,7 +346,7 @@ export function createFileGuardsStep(options: FileGuardsOptions = {}): FileGuard
     // The thread's own write is not a reason for a later staleness warning.
     const after = await probe.targets(request.toolCall.args, config);
     const times: Record<string, ReadTimeEntry | null> = {};
-    for (const t of after) times[t.key] = t.mtimeMs === null ? null : { mtimeMs: t.mtimeMs, seq: nextSeq() };
+    for (const t of after) times[t.key] = t.mtimeMs === null ? null : { mtimeMs: t.mtimeMs, seq: nextSeq(state) };
     if (Object.keys(times).length) update._fileReadTimes = times;
     if (stale.length > 0) result = withWarning(result, staleWriteWarning(stale.map((t) => t.display)));
     return withUpdate(result, update);

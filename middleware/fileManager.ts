@@ -14,7 +14,7 @@ import { describeChanges, diffListings, entryPath, foldIntoDirectories, isOpaque
 import { Workspace, resolveRootDir } from "../src/workspace.js";
 import { assertUsableRootDir, rootDirIsLocal } from "../src/fileops/rootDir.js";
 import { threadIdFromConfig } from "../src/context/thread.js";
-import { fileGuardStateFields, fileGuardsToolCallStep, type FileGuardsOptions } from "./fileGuards.js";
+import { fileGuardsOptionsSchema, fileGuardStateFields, fileGuardsToolCallStep, type FileGuardsOptions } from "./fileGuards.js";
 import {
   catchToolErrorsStep,
   composeToolCallSteps,
@@ -26,6 +26,7 @@ import {
 import type { ToolCallResult } from "./toolResults.js";
 import { TimeTravel, timeTravelStateFields, type TimeTravelThread, type WorkspaceSnapshotRef } from "./timeTravel.js";
 import { buildTreeChangeMessage, buildTreeMessage, isWorkspaceTreeMessage } from "./treeMessage.js";
+import { parseOptions } from "../src/options.js";
 
 /** Tools of this package that never change the workspace. */
 export const DEFAULT_READ_ONLY_TOOLS: readonly string[] = ["get_current_time", "read_file", "search_files", "web_search", "web_extract"];
@@ -159,7 +160,7 @@ const optionsSchema = z.object({
     })
     .strict()
     .optional(),
-  fileGuards: z.union([z.literal(false), z.object({ maxEntries: z.number().int().positive().optional(), loopWarnAt: z.number().int().optional(), loopBlockAt: z.number().int().optional() }).strict()]).optional(),
+  fileGuards: z.union([z.literal(false), fileGuardsOptionsSchema]).optional(),
   toolCallSteps: z.array(z.custom<ToolCallStep>(isFunction, "each tool call step must be a function")).optional(),
   timeTravel: z.union([z.literal(false), timeTravelOptionsSchema]).optional(),
   onError: z.custom<FileManagerOptions["onError"]>(isFunction, "onError must be a function").optional(),
@@ -264,10 +265,7 @@ export class FileManagerHooks {
   private closed = false;
 
   constructor(options: FileManagerOptions = {}) {
-    const parsed = optionsSchema.safeParse(options ?? {});
-    if (!parsed.success) {
-      throw new TypeError(`Invalid FileManager options: ${z.prettifyError(parsed.error)}`);
-    }
+    parseOptions(optionsSchema, options ?? {}, "Invalid FileManager options");
     this.options = options ?? {};
     this.rootDir = resolveRootDir(this.options.rootDir);
     assertUsableRootDir(this.rootDir, { local: rootDirIsLocal(this.options) });

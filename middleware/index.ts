@@ -35,6 +35,7 @@ export {
   fileGuardsToolCallStep,
   createFileGuardsStep,
   fileGuardStateFields,
+  fileGuardsOptionsSchema,
   type FileGuardsOptions,
   type FileGuardState,
   type FileGuardsStep,
@@ -44,7 +45,7 @@ export {
 } from "./fileGuards.js";
 
 // the workspace tree and change tracking
-export { renderDirectoryTree, treeFingerprint, DEFAULT_TREE_MAX_ENTRIES, type TreeOptions } from "../src/tree.js";
+export { renderDirectoryTree, treeFingerprint, DEFAULT_TREE_MAX_ENTRIES, treeOptionsSchema, type TreeOptions } from "../src/tree.js";
 export type { ChangeTracker, TrackerKind } from "../src/changes/types.js";
 export { BaseTracker, type TrackerOptions } from "../src/changes/base.js";
 export { DEFAULT_IGNORED_NAMES } from "../src/changes/ignore-names.js";

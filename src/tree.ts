@@ -9,6 +9,8 @@ import { DEFAULT_IGNORED_NAMES } from "./changes/ignore-names.js";
 import { assertFileOperations } from "./fileops/assert.js";
 import { isLocalFileOperations } from "./fileops/locality.js";
 import type { FileOperations } from "./fileops/types.js";
+import { parseOptions } from "./options.js";
+import { z } from "zod";
 
 /** Options of {@link renderDirectoryTree}. */
 export interface TreeOptions {
@@ -244,8 +246,31 @@ export function treeFingerprint(text: string): string {
   return createHash("sha256").update(text).digest("hex").slice(0, 16);
 }
 
+const count = (message: string) => z.custom<number>(isCount, message).optional();
+const names = (message: string) => z.array(z.string(message), message).readonly().optional();
+
+/**
+ * The checks on {@link TreeOptions} (kept as an interface for its documentation; a type test
+ * asserts the two agree). `fileOps` is checked by `assertFileOperations`, which names the
+ * missing methods.
+ */
+export const treeOptionsSchema = z.object(
+  {
+    rootLabel: z.string("rootLabel must be a single-line string").refine((l) => !/[\r\n]/.test(l), "rootLabel must be a single-line string").optional(),
+    maxEntries: count("maxEntries must be a non-negative integer or Infinity (default 200)"),
+    maxDepth: count("maxDepth must be a non-negative integer or Infinity (default unlimited)"),
+    maxChars: z.custom<number>((n) => isCount(n) && n >= 200, "maxChars must be an integer ≥ 200 or Infinity (default 8,000)").optional(),
+    ignore: names('ignore must be an array of gitignore-style pattern strings, e.g. ["*.log", "dist/"]'),
+    useGitignore: z.boolean("useGitignore must be a boolean").optional(),
+    defaultIgnores: names('defaultIgnores must be an array of entry names, e.g. [".git", "node_modules"]'),
+    concurrency: z.number("concurrency must be a positive integer").int("concurrency must be a positive integer").min(1, "concurrency must be a positive integer").optional(),
+    fileOps: z.custom<FileOperations>(() => true).optional(),
+  },
+  "tree options must be an object",
+);
+
 function resolveOptions(options: TreeOptions): Resolved {
-  if (options === null || typeof options !== "object") throw new TypeError("tree options must be an object");
+  parseOptions(treeOptionsSchema, options, "Invalid tree options");
   const {
     rootLabel = ".",
     maxEntries = DEFAULT_TREE_MAX_ENTRIES,
@@ -257,18 +282,6 @@ function resolveOptions(options: TreeOptions): Resolved {
     concurrency = 16,
     fileOps,
   } = options;
-  if (typeof rootLabel !== "string" || /[\r\n]/.test(rootLabel)) throw new TypeError("rootLabel must be a single-line string");
-  if (!isCount(maxEntries)) throw new TypeError("maxEntries must be a non-negative integer or Infinity (default 200)");
-  if (!isCount(maxDepth)) throw new TypeError("maxDepth must be a non-negative integer or Infinity (default unlimited)");
-  if (!isCount(maxChars) || maxChars < 200) throw new TypeError("maxChars must be an integer ≥ 200 or Infinity (default 8,000)");
-  if (!Array.isArray(extra) || extra.some((p) => typeof p !== "string")) {
-    throw new TypeError("ignore must be an array of gitignore-style pattern strings, e.g. [\"*.log\", \"dist/\"]");
-  }
-  if (typeof useGitignore !== "boolean") throw new TypeError("useGitignore must be a boolean");
-  if (!Array.isArray(defaultIgnores) || defaultIgnores.some((n) => typeof n !== "string")) {
-    throw new TypeError("defaultIgnores must be an array of entry names, e.g. [\".git\", \"node_modules\"]");
-  }
-  if (!Number.isInteger(concurrency) || concurrency < 1) throw new TypeError("concurrency must be a positive integer");
   assertFileOperations(fileOps, ["readdir", "readText", "realpath"]);
   return {
     rootLabel,

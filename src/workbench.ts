@@ -15,6 +15,7 @@ import { z } from "zod";
 import { createFileManagerMiddleware, type FileManagerMiddleware, type FileManagerOptions } from "../middleware/fileManager.js";
 import { createBasicTools, type BasicToolsOptions } from "../tools/basic.js";
 import { createFileTools } from "../tools/files.js";
+import { FileToolCaches } from "../tools/lineCounts.js";
 import type { FileToolOptions } from "../tools/fileToolSupport.js";
 import { createWebTools, type WebToolsOptions } from "../tools/web.js";
 import type { EnvironmentOption } from "./fileops/environment.js";
@@ -25,6 +26,7 @@ import { isTransferRefusal, putFile, TransferError, type TransferSettings } from
 import type { FileOperations } from "./fileops/types.js";
 import type { ChangeSet, SnapshotInfo } from "./snapshots/index.js";
 import { resolveRootDir, Workspace } from "./workspace.js";
+import { parseOptions } from "./options.js";
 
 /** Options of {@link createWorkbench}. Every part also takes its own options object. */
 export interface WorkbenchOptions {
@@ -141,8 +143,7 @@ const workbenchOptionsSchema = z
 
 /** Builds the FileManager middleware and the package's tools on one workspace root. */
 export function createWorkbench(options: WorkbenchOptions = {}): Workbench {
-  const parsed = workbenchOptionsSchema.safeParse(options ?? {});
-  if (!parsed.success) throw new TypeError(`Invalid createWorkbench options: ${z.prettifyError(parsed.error)}`);
+  parseOptions(workbenchOptionsSchema, options ?? {}, "Invalid createWorkbench options");
   const opts = options ?? {};
   const rootDir = resolveRootDir(opts.rootDir);
   // A ShellFileOperations given alone names the environment its files are in: commands go there too.
@@ -150,7 +151,9 @@ export function createWorkbench(options: WorkbenchOptions = {}): Workbench {
   const shared = { ...(opts.fileOps ? { fileOps: opts.fileOps } : {}), ...(environment ? { environment } : {}) };
   const fileManager = createFileManagerMiddleware({ ...shared, ...opts.fileManager, rootDir });
   const tools: StructuredTool[] = [];
-  if (opts.fileTools !== false) tools.push(...(createFileTools({ ...shared, ...opts.fileTools, rootDir }) as StructuredTool[]));
+  // read_file's line counts and indexes belong to this workbench and are released by close().
+  const fileCaches = opts.fileTools !== false && !opts.fileTools?.caches ? new FileToolCaches() : undefined;
+  if (opts.fileTools !== false) tools.push(...(createFileTools({ ...shared, ...opts.fileTools, ...(fileCaches ? { caches: fileCaches } : {}), rootDir }) as StructuredTool[]));
   if (opts.basicTools !== false) {
     tools.push(
       ...createBasicTools({
@@ -198,7 +201,7 @@ export function createWorkbench(options: WorkbenchOptions = {}): Workbench {
       return listArtifacts(ws, ops, { since: since ?? fileManager.hooks.lastRunStart(threadId) ?? 0, maxBytes: options.maxBytes });
     },
     close: async () => {
-      await Promise.all([fileManager.close(), htmlPool?.close()]);
+      await Promise.all([fileManager.close(), htmlPool?.close(), fileCaches?.close()]);
     },
   };
 }

@@ -7,7 +7,8 @@ import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
 import { ToolMessage } from "@langchain/core/messages";
 import { LocalFileOperations } from "../src/fileops/local.js";
-import { createReadFileTool, settleLineCounts } from "../tools/readFile.js";
+import { FileToolCaches } from "../tools/lineCounts.js";
+import { createReadFileTool } from "../tools/readFile.js";
 import type { FileToolOptions } from "../tools/fileToolSupport.js";
 
 const run = promisify(execFile);
@@ -20,13 +21,15 @@ before(async () => {
   ws = path.join(root, "t1");
   await mkdir(ws, { recursive: true });
 });
+// One tool set's caches across the file's reads, so a count started by one read serves the next.
+const caches = new FileToolCaches();
 after(async () => {
-  await settleLineCounts();
+  await caches.close();
   await rm(root, { recursive: true, force: true });
 });
 
 async function read(args: Record<string, unknown>, options: FileToolOptions = {}): Promise<Record<string, any>> {
-  const t = createReadFileTool({ rootDir: root, ...options });
+  const t = createReadFileTool({ rootDir: root, caches, ...options });
   const out = await t.invoke(args as never, cfg);
   return JSON.parse(typeof out === "string" ? out : String((out as ToolMessage).content));
 }
@@ -221,10 +224,10 @@ describe("read_file background line counts", () => {
     await read({ path: "growing.log", limit: 1 }, opts);
     assert.equal(calls, 1, "no second scan while the first runs");
     release();
-    await settleLineCounts();
+    await caches.settle();
     await read({ path: "growing.log", limit: 1 }, opts);
     assert.equal(calls, 2, "the changed file gets its own count once the first is done");
-    await settleLineCounts();
+    await caches.settle();
     assert.equal((await read({ path: "growing.log", limit: 1 }, opts)).total_lines, 3);
   });
 });
@@ -245,7 +248,7 @@ describe("read_file on a 1 GB sparse file", () => {
     assert.equal(r.total_lines, null, "not counted before answering");
     assert.equal(r.total_lines_at_least, 501);
     assert.match(r.hint, /Use offset=501 to continue reading \(showing 1-500 of at least 501 lines/);
-    await settleLineCounts();
+    await caches.settle();
     const again = await read({ path: "huge.log", offset: 501, limit: 10 });
     assert.equal(again.total_lines, 1001, "cached count: 1000 text lines plus the NUL tail as one line");
     assert.match(again.hint, /showing 501-510 of 1001 lines/);

@@ -11,7 +11,8 @@ import { after, before, describe, it } from "node:test";
 import { LineIndexBuilder, LineIndexCache, lineStartFor, type LineIndex, type LineStart } from "../src/fileops/lineIndex.js";
 import { LocalFileOperations } from "../src/fileops/local.js";
 import type { OpenGuard } from "../src/fileops/types.js";
-import { createReadFileTool, settleLineCounts } from "../tools/readFile.js";
+import { FileToolCaches } from "../tools/lineCounts.js";
+import { createReadFileTool } from "../tools/readFile.js";
 
 let tmp: string;
 before(async () => {
@@ -131,12 +132,13 @@ describe("read_file uses its line index", () => {
     const make = (tag: string) => Array.from({ length: lines }, (_, i) => `${tag} ${i + 1} ${"y".repeat(20)}`).join("\n") + "\n";
     await writeFile(file, make("a"));
     const recording = new RecordingOps();
-    const tool = createReadFileTool({ rootDir: root, fileOps: recording });
+    const caches = new FileToolCaches();
+    const tool = createReadFileTool({ rootDir: root, fileOps: recording, caches });
     const cfg = { configurable: { thread_id: "t" } };
     const read = async (offset: number) => JSON.parse(String(await tool.invoke({ path: "big.log", offset, limit: 3 }, cfg)));
 
     const first = await read(30_000);
-    await settleLineCounts();
+    await caches.settle();
     assert.equal(first.content, `30000|a 30000 ${"y".repeat(20)}\n30001|a 30001 ${"y".repeat(20)}\n30002|a 30002 ${"y".repeat(20)}`);
     assert.equal(recording.starts.at(-1), undefined, "no index before the first count");
     assert.equal(recording.indexed, 1, "the count built the index");
@@ -151,9 +153,10 @@ describe("read_file uses its line index", () => {
     const changed = await read(30_000);
     assert.match(changed.content, /^30000\|bb 30000 /);
     assert.equal(recording.starts.at(-1), undefined, "a changed file is read without the stale index");
-    await settleLineCounts();
+    await caches.settle();
     assert.equal(recording.indexed, 2, "and indexed again");
     assert.match((await read(39_999)).content, /^39999\|bb 39999 /);
     assert.ok(recording.starts.at(-1), "the new index is used");
+    await caches.close();
   });
 });

@@ -4,6 +4,7 @@ import type { EnvironmentOption } from "../src/fileops/environment.js";
 import { ENVIRONMENT_OPTION_MESSAGE, isEnvironmentOption } from "../src/fileops/threadEnvironment.js";
 import { markWorkbenchTool, toolAnswer } from "./toolResult.js";
 import { createRunCommandTool, type RunCommandToolOptions } from "./runCommand.js";
+import { parseOptions } from "../src/options.js";
 
 /** Options of {@link createBasicTools}. */
 export interface BasicToolsOptions {
@@ -49,8 +50,7 @@ const basicToolsOptionsSchema = z.object({
  * ```
  */
 export function createBasicTools(options: BasicToolsOptions = {}): StructuredTool[] {
-  const parsed = basicToolsOptionsSchema.safeParse(options ?? {});
-  if (!parsed.success) throw new TypeError(`Invalid createBasicTools options: ${z.prettifyError(parsed.error)}`);
+  parseOptions(basicToolsOptionsSchema, options ?? {}, "Invalid createBasicTools options");
   const tools: StructuredTool[] = [createCurrentTimeTool(options.now)];
   const enableShell = options.enableShell ?? process.env.WORKBENCH_ENABLE_SHELL?.trim().toLowerCase() === "true";
   if (enableShell) {

@@ -7,7 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import type { ToolMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
-import type { z } from "zod";
+import { z } from "zod";
 import { assertFileOperations } from "../src/fileops/assert.js";
 import type { EnvironmentOption } from "../src/fileops/environment.js";
 import { LocalFileOperations } from "../src/fileops/local.js";
@@ -21,6 +21,8 @@ import { writeTargetReason } from "../src/guards/writeTargets.js";
 import { resolveRootDir, Workspace, WorkspacePathError } from "../src/workspace.js";
 import { assertUsableRootDir, rootDirIsLocal } from "../src/fileops/rootDir.js";
 import { workspaceFromConfig } from "../src/context/thread.js";
+import { FileToolCaches } from "./lineCounts.js";
+import { parseOptions } from "../src/options.js";
 import { toolAnswer } from "./toolResult.js";
 import { registerFileToolProbe, type FileToolProbe, type FileToolTarget } from "../src/context/probes.js";
 
@@ -72,6 +74,11 @@ export interface FileToolOptions {
    * name of the same file may be a credential file). See README "Security model".
    */
   allowHardLinks?: boolean;
+  /**
+   * Where read_file keeps line counts and line indexes between calls (default: a new one per
+   * tool). Tools given the same caches share them; its `close()` releases them.
+   */
+  caches?: FileToolCaches;
 }
 
 /** {@link FileToolOptions} with defaults applied and values validated. */
@@ -90,51 +97,68 @@ export interface ResolvedFileToolOptions {
   countLinesInlineMaxBytes: number;
   homeDir: string;
   allowHardLinks: boolean;
+  caches: FileToolCaches;
 }
-
-const sharedLocalOps = new LocalFileOperations();
 
 /** What the file tools call on their FileOperations. */
 const FILE_TOOL_METHODS = ["stat", "realpath", "readdir", "readBytes", "readLines", "countLines", "readText", "writeAtomic", "remove", "rename", "mkdirp"];
 
-function positiveInt(name: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== "number" || !Number.isInteger(value) || value < 1) {
-    throw new TypeError(`${name} must be a positive integer (got ${String(value)})`);
-  }
-  return value;
-}
+const positiveInt = (name: string) => {
+  const message = `${name} must be a positive integer`;
+  return z.number(message).int(message).min(1, message).optional();
+};
 
-/** Applies defaults and validates; throws a TypeError naming the bad option (at construction, not per call). */
+/**
+ * The checks on {@link FileToolOptions} (kept as an interface for its documentation; a type
+ * test asserts the two agree). `fileOps` is checked by `assertFileOperations`, which names the
+ * missing methods.
+ */
+export const fileToolOptionsSchema = z
+  .object(
+    {
+      rootDir: z.string("rootDir must be a non-empty string").refine((s) => s.trim() !== "", "rootDir must be a non-empty string").optional(),
+      confine: z.boolean("confine must be a boolean").optional(),
+      fileOps: z.custom<FileOperations>(() => true).optional(),
+      environment: z.custom<EnvironmentOption>(isEnvironmentOption, ENVIRONMENT_OPTION_MESSAGE).optional(),
+      maxReadChars: positiveInt("maxReadChars"),
+      // Checked below: ignored when images are off.
+      maxImageBytes: z.number("maxImageBytes must be a positive integer").optional(),
+      readImages: z.boolean("readImages must be a boolean").optional(),
+      credentialPatterns: z.array(z.union([z.string(), z.instanceof(RegExp)]), "credentialPatterns must be an array of globs or RegExps").optional(),
+      redactSecrets: z.boolean("redactSecrets must be a boolean").optional(),
+      countLinesInlineMaxBytes: positiveInt("countLinesInlineMaxBytes"),
+      homeDir: z.string("homeDir must be an absolute path").refine((p) => path.isAbsolute(p), "homeDir must be an absolute path").optional(),
+      allowHardLinks: z.boolean("allowHardLinks must be a boolean").optional(),
+      caches: z.instanceof(FileToolCaches, { error: "caches must be a FileToolCaches" }).optional(),
+    },
+    "file tool options must be an object",
+  )
+  .superRefine((o, ctx) => {
+    const bytes = o.maxImageBytes;
+    if (o.readImages !== false && bytes !== undefined && !(Number.isInteger(bytes) && bytes >= 1)) {
+      ctx.addIssue({ code: "custom", message: "maxImageBytes must be a positive integer", path: ["maxImageBytes"] });
+    }
+  });
+
+/** Applies defaults and validates; throws a TypeError naming the bad options (at construction, not per call). */
 export function resolveFileToolOptions(options: FileToolOptions = {}): ResolvedFileToolOptions {
-  if (options === null || typeof options !== "object") throw new TypeError("file tool options must be an object");
-  if (options.rootDir !== undefined && (typeof options.rootDir !== "string" || options.rootDir.trim() === "")) {
-    throw new TypeError("rootDir must be a non-empty string");
-  }
-  if (options.confine !== undefined && typeof options.confine !== "boolean") throw new TypeError("confine must be a boolean");
+  parseOptions(fileToolOptionsSchema, options, "Invalid file tool options");
   assertUsableRootDir(resolveRootDir(options.rootDir), { local: rootDirIsLocal(options) });
-  if (options.readImages !== undefined && typeof options.readImages !== "boolean") throw new TypeError("readImages must be a boolean");
   assertFileOperations(options.fileOps, FILE_TOOL_METHODS);
-  if (options.environment !== undefined && !isEnvironmentOption(options.environment)) throw new TypeError(ENVIRONMENT_OPTION_MESSAGE);
   const environments = new ThreadEnvironments({ environment: options.environment, fileOps: options.fileOps });
-  if (options.homeDir !== undefined && (typeof options.homeDir !== "string" || !path.isAbsolute(options.homeDir))) {
-    throw new TypeError("homeDir must be an absolute path");
-  }
-  if (options.credentialPatterns !== undefined && !Array.isArray(options.credentialPatterns)) {
-    throw new TypeError("credentialPatterns must be an array of globs or RegExps");
-  }
   return {
     rootDir: options.rootDir,
     confine: options.confine ?? true,
-    fileOps: environments.fixedFileOps ?? sharedLocalOps,
+    fileOps: environments.fixedFileOps ?? new LocalFileOperations(),
     environments,
-    maxReadChars: positiveInt("maxReadChars", options.maxReadChars, 100_000),
-    maxImageBytes: options.readImages === false ? 0 : positiveInt("maxImageBytes", options.maxImageBytes, LIMITS.imageMaxBytes),
+    maxReadChars: options.maxReadChars ?? 100_000,
+    maxImageBytes: options.readImages === false ? 0 : (options.maxImageBytes ?? LIMITS.imageMaxBytes),
     credentialPatterns: options.credentialPatterns ?? [],
     redactSecrets: options.redactSecrets ?? true,
-    countLinesInlineMaxBytes: positiveInt("countLinesInlineMaxBytes", options.countLinesInlineMaxBytes, 32 * 1024 * 1024),
+    countLinesInlineMaxBytes: options.countLinesInlineMaxBytes ?? 32 * 1024 * 1024,
     homeDir: options.homeDir ?? os.homedir(),
     allowHardLinks: options.allowHardLinks === true,
+    caches: options.caches ?? new FileToolCaches(),
   };
 }
 

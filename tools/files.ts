@@ -8,6 +8,7 @@
  */
 import { markWorkbenchTool } from "./toolResult.js";
 import { resolveFileToolOptions, type FileToolOptions } from "./fileToolSupport.js";
+import { FileToolCaches } from "./lineCounts.js";
 import { createPatchTool } from "./patchTool.js";
 import { createReadFileTool } from "./readFile.js";
 import { createSearchFilesTool, type SearchFilesToolOptions } from "./searchFiles.js";
@@ -25,7 +26,9 @@ export interface FileToolsOptions extends FileToolOptions {
 export function createFileTools(options: FileToolsOptions = {}) {
   // Validate once, up front: a bad option fails here, not on the first tool call.
   resolveFileToolOptions(options);
-  const { search, ...shared } = options;
+  const { search, ...rest } = options;
+  // One set of caches for the tool set: given ones are the caller's to close.
+  const shared = { ...rest, caches: rest.caches ?? new FileToolCaches() };
   const { rootDir, confine, credentialPatterns, redactSecrets, homeDir, fileOps, environment } = shared;
   return [
     markWorkbenchTool(createReadFileTool(shared)),

@@ -3,7 +3,8 @@
 
 // file tools (read_file, write_file, patch, search_files)
 export { createFileTools, type FileToolsOptions } from "./files.js";
-export type { FileToolOptions } from "./fileToolSupport.js";
+export { fileToolOptionsSchema, type FileToolOptions } from "./fileToolSupport.js";
+export { FileToolCaches } from "./lineCounts.js";
 export { createReadFileTool, readFileSchema, type ReadFileArgs } from "./readFile.js";
 export { createWriteFileTool, writeFileSchema, looksLikeReadFileDisplay, type WriteFileArgs } from "./writeFile.js";
 export { createPatchTool, patchSchema, type PatchArgs } from "./patchTool.js";

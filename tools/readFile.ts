@@ -9,7 +9,7 @@
  */
 import path from "node:path";
 import { z } from "zod";
-import { LineIndexCache, lineStartFor } from "../src/fileops/lineIndex.js";
+import { lineStartFor } from "../src/fileops/lineIndex.js";
 import { isAtomicTempName } from "../src/fileops/tempFiles.js";
 import type { FileOperations, FileStat, OpenGuard } from "../src/fileops/types.js";
 import { contentAccessReason } from "../src/guards/access.js";
@@ -34,6 +34,7 @@ import {
   type FileToolOutcome,
   type ResolvedFileToolOptions,
 } from "./fileToolSupport.js";
+import { FileToolCaches } from "./lineCounts.js";
 
 export const READ_DEFAULT_LIMIT = 500;
 export const READ_MAX_LIMIT = 2000;
@@ -60,54 +61,8 @@ export type ReadFileArgs = z.infer<typeof readFileSchema>;
 
 // ── total line counts ──────────────────────────────────────────────────────────────────────
 
-const LINE_COUNT_CACHE_SIZE = 512;
-const lineCounts = new Map<string, number>();
-const pendingCounts = new Map<string, Promise<number>>();
-/** Files with a background count running (by system path). */
-const countingPaths = new Set<string>();
-
-function lineCountKey(ops: FileOperations, p: string, s: FileStat): string {
-  return `${ops.kind}\0${p}\0${s.size}\0${s.mtimeMs}`;
-}
-
-function rememberLineCount(key: string, count: number): void {
-  lineCounts.delete(key);
-  lineCounts.set(key, count);
-  if (lineCounts.size > LINE_COUNT_CACHE_SIZE) lineCounts.delete(lineCounts.keys().next().value!);
-}
-
 /** Files at least this big get a line index with their count (smaller ones read fast from byte 0). */
 const LINE_INDEX_MIN_BYTES = 1024 * 1024;
-/** An offset every this many lines: a read deep in the file skips at most this many lines. */
-const LINE_INDEX_EVERY = 1024;
-
-/** Counts the lines once per file version; with `indexes`, builds the line index in the same pass. */
-function countLinesOnce(ops: FileOperations, p: string, key: string, guard?: OpenGuard, indexes?: LineIndexCache): Promise<number> {
-  const indexLines = indexes ? ops.indexLines?.bind(ops) : undefined;
-  const pendingKey = indexLines ? `${key}\0index` : key;
-  let pending = pendingCounts.get(pendingKey);
-  if (!pending) {
-    const counted = indexLines
-      ? indexLines(p, LINE_INDEX_EVERY, guard).then((index) => {
-          indexes!.set(key, index);
-          return index.totalLines;
-        })
-      : ops.countLines(p, guard);
-    pending = counted
-      .then((n) => {
-        rememberLineCount(key, n);
-        return n;
-      })
-      .finally(() => pendingCounts.delete(pendingKey));
-    pendingCounts.set(pendingKey, pending);
-  }
-  return pending;
-}
-
-/** Resolves once every background line count has finished (benchmarks and tests use it). */
-export async function settleLineCounts(): Promise<void> {
-  while (pendingCounts.size > 0) await Promise.allSettled([...pendingCounts.values()]);
-}
 
 // ── helpers ────────────────────────────────────────────────────────────────────────────────
 
@@ -275,33 +230,27 @@ export function guardSecrets(lines: string[], offset: number, opts: ResolvedFile
 
 // ── the read ───────────────────────────────────────────────────────────────────────────────
 
-async function totalLinesOf(ops: FileOperations, p: string, s: FileStat, opts: ResolvedFileToolOptions, guard: OpenGuard, indexes?: LineIndexCache): Promise<number | undefined> {
-  const key = lineCountKey(ops, p, s);
-  const wantIndex = indexes !== undefined && typeof ops.indexLines === "function" && s.size >= LINE_INDEX_MIN_BYTES && indexes.get(key) === undefined;
-  const known = lineCounts.get(key);
+async function totalLinesOf(ops: FileOperations, p: string, s: FileStat, opts: ResolvedFileToolOptions, guard: OpenGuard): Promise<number | undefined> {
+  const { caches } = opts;
+  const key = FileToolCaches.key(ops, p, s);
+  const wantIndex = typeof ops.indexLines === "function" && s.size >= LINE_INDEX_MIN_BYTES && caches.lineIndexes.get(key) === undefined;
+  const known = caches.knownLineCount(key);
   if (known !== undefined && !wantIndex) return known;
-  if (known === undefined && s.size <= opts.countLinesInlineMaxBytes) return countLinesOnce(ops, p, key, guard, wantIndex ? indexes : undefined);
+  if (known === undefined && s.size <= opts.countLinesInlineMaxBytes) return caches.countLinesOnce(ops, p, key, guard, wantIndex);
   // Huge file: answer now, count (and index) in the background for the next read — one count
   // per file at a time, so a log that grows between reads is not scanned again and again.
-  if (!countingPaths.has(p)) {
-    countingPaths.add(p);
-    countLinesOnce(ops, p, key, guard, wantIndex ? indexes : undefined)
-      .catch(() => undefined)
-      .finally(() => countingPaths.delete(p));
-  }
+  caches.countInBackground(ops, p, key, guard, wantIndex);
   return known;
 }
 
 /**
  * The read_file logic, returning the JSON payload (errors as `{ error }` with `isError`).
- * `lineIndexes`: where line indexes of big files are kept (the tool's own cache); without it
- * every read scans from the start of the file.
+ * Line counts and line indexes of big files are kept in `opts.caches`, owned by the tool set.
  */
 export async function readFileCore(
   args: ReadFileArgs,
   config: unknown,
   opts: ResolvedFileToolOptions,
-  lineIndexes?: LineIndexCache,
 ): Promise<FileToolOutcome> {
   let target: FileTarget | undefined;
   try {
@@ -332,13 +281,13 @@ export async function readFileCore(
     if (s.size === 0) {
       return { payload: { ...base, content: "", total_lines: 0, truncated: false, hint: "The file is empty (0 bytes)." }, isError: false };
     }
-    const key = lineCountKey(ops, target.systemPath, s);
-    const index = lineIndexes?.get(key);
+    const key = FileToolCaches.key(ops, target.systemPath, s);
+    const index = opts.caches.lineIndexes.get(key);
     const start = index ? lineStartFor(index, window.offset) : undefined;
     const read = await ops.readLines(target.systemPath, { offset: window.offset, limit: window.limit, maxLineChars: MAX_LINE_CHARS, ...(start ? { start } : {}) }, guard);
     await recheckAfterRead(target, opts);
-    if (read.totalLines !== undefined) rememberLineCount(key, read.totalLines);
-    const total = read.totalLines ?? (await totalLinesOf(ops, target.systemPath, s, opts, guard, lineIndexes));
+    if (read.totalLines !== undefined) opts.caches.remember(key, read.totalLines);
+    const total = read.totalLines ?? (await totalLinesOf(ops, target.systemPath, s, opts, guard));
 
     if (read.lines.length === 0) {
       return {
@@ -398,8 +347,6 @@ export async function readFileCore(
  */
 export function createReadFileTool(options: FileToolOptions = {}) {
   const opts = resolveFileToolOptions(options);
-  // This tool's own line indexes of big files (bounded LRU: 16 MiB of offsets, 64 files).
-  const lineIndexes = new LineIndexCache();
   return defineFileTool({
     name: "read_file",
     description:
@@ -409,7 +356,7 @@ export function createReadFileTool(options: FileToolOptions = {}) {
       `PNG, JPEG, GIF and WebP images come back as an image block you can look at; a PDF comes back as text, offset and limit counting pages (up to ${LIMITS.pdfPagesPerRead} per call). ` +
       "Other binary files, devices, credential files (.env, keys) are refused; secrets are shown masked as «redacted…».",
     schema: readFileSchema,
-    run: async (args, config) => readFileCore(args, config, await threadFileOptions(opts, config), lineIndexes),
+    run: async (args, config) => readFileCore(args, config, await threadFileOptions(opts, config)),
     probe: {
       kind: "read",
       window: (args) => {

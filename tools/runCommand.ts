@@ -18,6 +18,7 @@ import { ENVIRONMENT_OPTION_MESSAGE, isEnvironmentOption, ThreadEnvironments } f
 import type { FileOperations } from "../src/fileops/types.js";
 import { assertUsableRootDir, rootDirIsLocal } from "../src/fileops/rootDir.js";
 import { resolveRootDir } from "../src/workspace.js";
+import { parseOptions } from "../src/options.js";
 
 /** Options of the `run_command` tool. */
 export interface RunCommandToolOptions {
@@ -83,9 +84,7 @@ const runCommandInput = z.object({
  * `allowDangerous` is set.
  */
 export function createRunCommandTool(options: RunCommandToolOptions = {}): StructuredTool {
-  const parsed = runCommandOptionsSchema.safeParse(options ?? {});
-  if (!parsed.success) throw new TypeError(`Invalid run_command options: ${z.prettifyError(parsed.error)}`);
-  const opts = parsed.data;
+  const opts = parseOptions(runCommandOptionsSchema, options ?? {}, "Invalid run_command options");
   const maxTimeout = opts.maxTimeoutSeconds ?? 600;
   const defaultTimeout = Math.min(opts.defaultTimeoutSeconds ?? DEFAULT_COMMAND_TIMEOUT_SECONDS, maxTimeout);
   const maxOutputChars = opts.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;

@@ -29,6 +29,7 @@ import {
 } from "../src/web/select.js";
 import type { SummarizeOptions, SummarizeResult } from "../src/web/summarize.js";
 import type { WebBackend, WebBackendName } from "../src/web/types.js";
+import { parseOptions } from "../src/options.js";
 
 /** Summarisation thresholds; the model, URL, signal and progress are supplied per call. */
 export type SummaryTuning = Omit<SummarizeOptions, "model" | "onProgress" | "signal" | "url">;
@@ -233,8 +234,7 @@ function chooseBackend(task: WebTask, choice: string | WebBackend | undefined, s
  * warning) and web_extract uses the keyless fetch backend.
  */
 export function createWebTools(options: WebToolsOptions = {}): StructuredTool[] {
-  const parsed = webToolsOptionsSchema.safeParse(options ?? {});
-  if (!parsed.success) throw new TypeError(`Invalid createWebTools options: ${z.prettifyError(parsed.error)}`);
+  parseOptions(webToolsOptionsSchema, options ?? {}, "Invalid createWebTools options");
   const setup = resolveWebSetup(options ?? {});
   const tools: StructuredTool[] = [];
   if (options.searchBackend !== false) {

@@ -24,6 +24,7 @@ import type { Environment, EnvironmentProvider, ExecOptions, ExecResult } from "
 import { LocalFileOperations } from "./local.js";
 import { ShellFileOperations } from "./shell.js";
 import type { FileOperations } from "./types.js";
+import { parseOptions } from "../options.js";
 
 /** Label on every container a DockerSandbox starts; its value is the sandbox's instance id. */
 export const SANDBOX_LABEL = "workbench.sandbox";
@@ -104,9 +105,7 @@ const CONTAINER_GONE = /^Error(?: response from daemon)?: (?:No such container|[
  * native file system (the thread directory is the same path on both sides).
  */
 export function DockerSandbox(options: DockerSandboxOptions): DockerSandboxProvider {
-  const parsed = dockerSandboxOptionsSchema.safeParse(options);
-  if (!parsed.success) throw new TypeError(`DockerSandbox options: ${z.prettifyError(parsed.error)}`);
-  const settings = parsed.data;
+  const settings = parseOptions(dockerSandboxOptionsSchema, options, "DockerSandbox options");
   const rootDir = resolveRootDir(settings.rootDir);
   const instanceId = randomBytes(6).toString("hex");
   const threads = new Map<string, ThreadBox>();

@@ -22,6 +22,7 @@ import { checkExecOptions, type Environment, type ExecOptions, type ExecResult }
 import { LocalFileOperations } from "./local.js";
 import { LocalEnvironment } from "./localShell.js";
 import type { FileOperations } from "./types.js";
+import { parseOptions } from "../options.js";
 
 const absolutePath = z
   .string()
@@ -254,9 +255,7 @@ export class SandboxEnvironment implements Environment {
   private readonly running = new Set<() => void>();
 
   constructor(options: SandboxEnvironmentOptions) {
-    const parsed = sandboxOptionsSchema.safeParse(options ?? {});
-    if (!parsed.success) throw new TypeError(`Invalid SandboxEnvironment options: ${z.prettifyError(parsed.error)}`);
-    const opts = parsed.data;
+    const opts = parseOptions(sandboxOptionsSchema, options ?? {}, "Invalid SandboxEnvironment options");
     this.workspaceDir = path.resolve(opts.workspaceDir);
     this.network = opts.network ?? false;
     this.env = opts.env ?? defaultSandboxEnv(this.workspaceDir);
@@ -426,12 +425,10 @@ let warnedUnsandboxed = false;
  * (mode "required") an error. Call it when tools are built, so "required" fails early.
  */
 export async function commandEnvironmentFor(workspaceDir: string, options: CommandEnvironmentOptions = {}): Promise<CommandEnvironment> {
-  const parsed = commandEnvironmentSchema.safeParse(options ?? {});
-  if (!parsed.success) throw new TypeError(`Invalid shell sandbox options: ${z.prettifyError(parsed.error)}`);
+  const opts = parseOptions(commandEnvironmentSchema, options ?? {}, "Invalid shell sandbox options");
   if (typeof workspaceDir !== "string" || !path.isAbsolute(workspaceDir)) {
     throw new TypeError(`commandEnvironmentFor: workspaceDir must be an absolute path (got ${String(workspaceDir)})`);
   }
-  const opts = parsed.data;
   const mode = opts.sandbox ?? "auto";
   const unsandboxed = (reason: string): CommandEnvironment => ({
     environment: new LocalEnvironment({ env: opts.env ?? defaultSandboxEnv(workspaceDir), defaultTimeoutMs: opts.defaultTimeoutMs }),
