@@ -66,6 +66,7 @@ describe("a consumer install without the optional packages", () => {
 
   const script = `
     import * as wb from "./src/index.ts";
+    import * as web from "./src/web/index.ts";
     const out = {};
     const attempt = (name, fn) => { try { fn(); out[name] = "ok"; } catch (e) { out[name] = e.name + ": " + e.message; } };
     out.installed = ${JSON.stringify(OPTIONAL)}.filter((p) => wb.isInstalled(p));
@@ -73,10 +74,10 @@ describe("a consumer install without the optional packages", () => {
     attempt("tavily", () => wb.createWebTools({ env: { TAVILY_API_KEY: "k" } }));
     attempt("firecrawlExtract", () => wb.createWebTools({ env: { FIRECRAWL_API_URL: "http://127.0.0.1:9" } }));
     attempt("exaOption", () => wb.createWebTools({ env: { EXA_API_KEY: "k" }, searchBackend: "exa", extractBackend: "fetch" }));
-    attempt("parallelFactory", () => wb.createParallelBackend({ apiKey: "k" }));
+    attempt("parallelFactory", () => web.createParallelBackend({ apiKey: "k" }));
     attempt("summary", () => wb.createWebTools({ env: { WORKBENCH_SUMMARY_MODEL: "gpt-x" } }));
     attempt("ssh", () => new wb.SshEnvironment({ host: "127.0.0.1", username: "u", password: "p" }));
-    const page = wb.htmlToMarkdown("<main><h1>Still works</h1><p>" + "text ".repeat(200) + "</p></main>");
+    const page = web.htmlToMarkdown("<main><h1>Still works</h1><p>" + "text ".repeat(200) + "</p></main>");
     out.html = page.title;
     console.log(JSON.stringify(out));
   `;

@@ -221,11 +221,12 @@ describe("importing the package root", () => {
       `register("data:text/javascript," + encodeURIComponent(${JSON.stringify(hooks)}), import.meta.url);`;
     const child = `
       const { createRequire } = await import("node:module");
-      const root = await import(${JSON.stringify(new URL("../src/index.ts", import.meta.url).href)});
+      await import(${JSON.stringify(new URL("../src/index.ts", import.meta.url).href)});
       const cached = Object.keys(createRequire(import.meta.url).cache).filter((file) =>
         ${JSON.stringify(heavy)}.some((name) => file.includes("/node_modules/" + name + "/")));
       let built = "not attempted";
-      try { await root.summarizerFromEnv({ WORKBENCH_SUMMARY_MODEL: "gpt-4o-mini" }); built = "built"; }
+      const { summarizerFromEnv } = await import(${JSON.stringify(new URL("../src/web/index.ts", import.meta.url).href)});
+      try { await summarizerFromEnv({ WORKBENCH_SUMMARY_MODEL: "gpt-4o-mini" }); built = "built"; }
       catch (error) { built = String(error.message).split("\\n")[0]; }
       console.log(JSON.stringify({ cached, built }));`;
     const { execFile } = await import("node:child_process");
