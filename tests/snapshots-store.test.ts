@@ -13,6 +13,7 @@ import { TimeTravel } from "../middleware/timeTravel.js";
 import { isCredentialPath } from "../src/guards/credentials.js";
 import { diffSnapshots, SnapshotStore, type RetentionPolicy } from "../src/snapshots/index.js";
 import { Workspace } from "../src/workspace.js";
+import { contents } from "./helpers/files.js";
 
 const child = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures", "snapshot-restore-child.ts");
 const policy = { ignoreNames: [".git", "node_modules"], excludePath: (rel: string) => isCredentialPath(rel) };
@@ -42,21 +43,6 @@ async function countFiles(d: string): Promise<number> {
     else count++;
   }
   return count;
-}
-
-async function contents(dir: string): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  const walk = async (d: string, rel: string): Promise<void> => {
-    for (const e of await readdir(d, { withFileTypes: true })) {
-      const r = rel ? `${rel}/${e.name}` : e.name;
-      if (e.isDirectory()) {
-        out[`${r}/`] = "";
-        await walk(path.join(d, e.name), r);
-      } else out[r] = (await readFile(path.join(d, e.name))).toString("base64");
-    }
-  };
-  await walk(dir, "");
-  return out;
 }
 
 describe("snapshot store", () => {

@@ -16,6 +16,7 @@ import { createAgent, humanInTheLoopMiddleware } from "langchain";
 import { snapshotIdOf } from "../middleware/timeTravel.js";
 import { SNAPSHOT_DIR_NAME } from "../src/snapshots/index.js";
 import { createWorkbench, type Workbench } from "../src/workbench.js";
+import { contents } from "./helpers/files.js";
 
 let tmp = "";
 before(async () => {
@@ -24,23 +25,6 @@ before(async () => {
 after(async () => {
   await rm(tmp, { recursive: true, force: true });
 });
-
-/** Every file under `dir` (skipping `skip` names) → content, as base64 so bytes compare exactly. */
-async function contents(dir: string, skip: readonly string[] = []): Promise<Record<string, string>> {
-  const out: Record<string, string> = {};
-  const walk = async (d: string, rel: string): Promise<void> => {
-    for (const e of await readdir(d, { withFileTypes: true })) {
-      if (skip.includes(e.name)) continue;
-      const r = rel ? `${rel}/${e.name}` : e.name;
-      if (e.isDirectory()) {
-        out[`${r}/`] = "";
-        await walk(path.join(d, e.name), r);
-      } else out[r] = (await readFile(path.join(d, e.name))).toString("base64");
-    }
-  };
-  await walk(dir, "");
-  return out;
-}
 
 const call = (name: string, args: Record<string, unknown>, id: string) => ({ name, args, id, type: "tool_call" as const });
 const toolTurn = (...calls: ReturnType<typeof call>[]) => new AIMessage({ content: "", tool_calls: calls });
