@@ -16,7 +16,7 @@ import type { Environment } from "../src/fileops/environment.js";
 import { isLocalFileOperations } from "../src/fileops/locality.js";
 import type { FileOperations } from "../src/fileops/types.js";
 import { runSearch } from "../src/search/engine.js";
-import { dropHardLinkedResults, verifyReportedLines } from "../src/search/refused.js";
+import { hardLinkScreen, verifyReportedLines } from "../src/search/refused.js";
 import { shapeResults } from "../src/search/results.js";
 import type { SearchOutcome, SearchRequest } from "../src/search/types.js";
 import type { Workspace } from "../src/workspace.js";
@@ -165,6 +165,9 @@ export function createSearchFilesTool(options: SearchFilesToolOptions = {}) {
       const pathReason = target === "content" && s.type === "file" ? contentAccessReason(real, policy) : undefined;
       if (pathReason) throw new FileToolError(`"${display}" ${pathReason}`);
       const byName: AccessPolicy = { ...policy, workspaceDir: resolved.ws.dir };
+      // The descriptor-level re-checks read this machine's disk: only for local files (remote
+      // backends were checked by path after each read in the walk).
+      const screen = target === "content" && local ? hardLinkScreen(policy) : undefined;
       const outcome = await run({
         target,
         pattern: args.pattern,
@@ -177,11 +180,10 @@ export function createSearchFilesTool(options: SearchFilesToolOptions = {}) {
         timeoutMs: limits.timeoutMs,
         maxOutputBytes: limits.maxOutputBytes,
         exclude: (p) => contentAccessReason(p, byName) !== undefined,
+        ...(screen ? { onResultFile: screen.see } : {}),
       }, place);
-      // The descriptor-level re-checks read this machine's disk: only for local files (remote
-      // backends were checked by path after each read in the walk).
-      if (target === "content" && local) {
-        await dropHardLinkedResults(outcome, policy);
+      if (screen) {
+        await screen.drop(outcome);
         // Verified against the workspace's real path, or (open mode, outside it) the searched path's.
         const insideWs = resolved.ws.toAgentPath(resolved.systemPath) !== resolved.systemPath;
         if (outcome.engine === "ripgrep") await verifyReportedLines(outcome, insideWs ? policy.workspaceDir : real);

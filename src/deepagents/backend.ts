@@ -43,7 +43,7 @@ import { detectRipgrep, runRipgrep } from "../search/ripgrep.js";
 import type { SearchOutcome, SearchRequest } from "../search/types.js";
 import { withPathLock } from "../fileops/lock.js";
 import { OpenRefusedError, type FileOperations, type OpenGuard } from "../fileops/types.js";
-import { dropHardLinkedResults, verifyReportedLines } from "../search/refused.js";
+import { hardLinkScreen, verifyReportedLines } from "../search/refused.js";
 import { resolveRootDir, Workspace, WorkspacePathError } from "../workspace.js";
 import { threadIdFromConfig } from "../context/thread.js";
 import { commandEnvironmentForThread, DEFAULT_COMMAND_TIMEOUT_SECONDS, DEFAULT_MAX_OUTPUT_CHARS, prepareCommandSandbox, runAgentCommand, type CommandSandboxOptions } from "../fileops/command.js";
@@ -850,6 +850,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
   }
 
   private async grepWithEngine(t: Target, literal: string, glob: string | undefined, cap: number): Promise<RawGrep> {
+    const screen = hardLinkScreen(this.policy(t.ws));
     const outcome = await this.searchEngine({
       target: "content",
       pattern: literal.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"),
@@ -864,9 +865,10 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       // Credential files are excluded before anything is counted (no oracle in caps or totals).
       // Binary files by extension are skipped before anything is counted, like credential files.
       exclude: (p) => hasBinaryExtension(p) || contentAccessReason(p, { ...this.policy(t.ws), workspaceDir: t.ws.dir }) !== undefined,
+      onResultFile: screen.see,
     });
     if (outcome.error) throw new SearchEngineError(outcome.error);
-    await dropHardLinkedResults(outcome, this.policy(t.ws));
+    await screen.drop(outcome);
     // ripgrep skips files with NUL bytes only: a PNG header without one still "matches".
     // Only files whose matched lines look binary (invalid UTF-8, control bytes) are sniffed.
     const binary = await this.binaryByContent(t, [...new Set(outcome.lines.filter((l) => l.match && SUSPECT_LINE.test(l.text)).map((l) => l.path))]);

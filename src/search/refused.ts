@@ -9,53 +9,131 @@ import path from "node:path";
 import pLimit from "p-limit";
 import { readAccessReason, type AccessPolicy } from "../guards/access.js";
 import { LocalFileOperations } from "../fileops/local.js";
+import { LinkCountWorker } from "./linkCountWorker.js";
 import type { LineRecord, SearchOutcome } from "./types.js";
 
-export async function dropHardLinkedResults(outcome: SearchOutcome, policy: AccessPolicy): Promise<void> {
-  if (policy.allowHardLinks) return;
-  const files = new Set<string>([...outcome.lines.map((l) => l.path), ...outcome.files, ...outcome.counts.map((c) => c.path)]);
+/**
+ * The hard-link check, started while the engine still runs: {@link HardLinkScreen.see} queues
+ * each result file as it is reported, so on a 100k-file answer the system calls overlap the
+ * search instead of following it. `drop` checks whatever was not seen and filters.
+ */
+export interface HardLinkScreen {
+  /** A result file the engine just reported (absolute path); repeats are ignored. */
+  see(file: string): void;
+  /** Waits for the checks and removes refused files from `outcome` (files never seen are checked now). */
+  drop(outcome: SearchOutcome): Promise<void>;
+}
+
+/** Files checked with async `lstat` before a search counts as big enough for the worker. */
+const ASYNC_FILES = 512;
+/** Paths per message to the link-count worker. */
+const WORKER_BATCH = 2_048;
+
+/**
+ * @param newWorker where big batches go (tests hand in a worker that already failed, to see the
+ *   fallback to async `lstat` take over).
+ */
+export function hardLinkScreen(policy: AccessPolicy, newWorker: () => LinkCountWorker = () => new LinkCountWorker()): HardLinkScreen {
+  if (policy.allowHardLinks) return { see() {}, drop: async () => {} };
+  const seen = new Set<string>();
   const refused = new Set<string>();
-  await lstatEach([...files], (f, s) => {
-    if (!s?.isFile() || s.nlink <= 1) return;
+  const judge = (f: string, nlink: number, size: number) => {
     // Names were judged already; here only what the descriptor-level facts add.
-    if (readAccessReason(f, { ...policy, confine: false, workspaceDir: path.dirname(f), credentialPatterns: [] }, { type: "file", nlink: s.nlink, size: s.size })) refused.add(f);
+    if (readAccessReason(f, { ...policy, confine: false, workspaceDir: path.dirname(f), credentialPatterns: [] }, { type: "file", nlink, size })) refused.add(f);
+  };
+  const queue = new LstatQueue((f, s) => {
+    if (s?.isFile() && s.nlink > 1) judge(f, s.nlink, s.size);
   });
-  if (refused.size === 0) return;
-  outcome.lines = outcome.lines.filter((l) => !refused.has(l.path));
-  outcome.files = outcome.files.filter((f) => !refused.has(f));
-  outcome.counts = outcome.counts.filter((c) => !refused.has(c.path));
+  let worker: LinkCountWorker | undefined;
+  let batch: string[] = [];
+  const batches: Array<Promise<void>> = [];
+  const flush = () => {
+    if (batch.length === 0) return;
+    const paths = batch;
+    batch = [];
+    worker ??= newWorker();
+    batches.push(
+      worker.check(paths).then(
+        (linked) => linked.forEach((l) => judge(l.path, l.nlink, l.size)),
+        () => paths.forEach((p) => queue.push(p)), // the worker failed: checked here instead
+      ),
+    );
+  };
+  const see = (file: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    if (seen.size <= ASYNC_FILES) return queue.push(file);
+    batch.push(file);
+    if (batch.length >= WORKER_BATCH) flush();
+  };
+  return {
+    see,
+    async drop(outcome) {
+      for (const l of outcome.lines) see(l.path);
+      for (const f of outcome.files) see(f);
+      for (const c of outcome.counts) see(c.path);
+      flush();
+      try {
+        await Promise.all(batches);
+        await queue.idle();
+      } finally {
+        worker?.close();
+      }
+      if (refused.size === 0) return;
+      outcome.lines = outcome.lines.filter((l) => !refused.has(l.path));
+      outcome.files = outcome.files.filter((f) => !refused.has(f));
+      outcome.counts = outcome.counts.filter((c) => !refused.has(c.path));
+    },
+  };
 }
 
 /** lstat requests kept in flight (the libuv pool has 4 threads; more only queue). */
 const LSTAT_WINDOW = 64;
 
 /**
- * `lstat` of every path, `each` called with its stats (undefined when it failed). Plain
+ * `lstat` of every pushed path, `each` called with its stats (undefined when it failed). Plain
  * callbacks with a window, not a promise per file: on a 100k-file count search the per-file
  * promise and limiter overhead cost several times the system calls themselves.
  */
-function lstatEach(paths: readonly string[], each: (p: string, s: Stats | undefined) => void): Promise<void> {
-  if (paths.length === 0) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    let next = 0;
-    let done = 0;
-    let failed: unknown;
-    const start = () => {
-      const p = paths[next++]!;
-      lstat(p, (err, s) => {
-        try {
-          if (failed === undefined) each(p, err ? undefined : s);
-        } catch (e) {
-          failed = e;
-        }
-        if (++done === paths.length) {
-          if (failed === undefined) resolve();
-          else reject(failed instanceof Error ? failed : new Error(String(failed)));
-        } else if (next < paths.length) start();
-      });
-    };
-    for (let k = 0; k < Math.min(LSTAT_WINDOW, paths.length); k++) start();
-  });
+class LstatQueue {
+  private readonly paths: string[] = [];
+  private next = 0;
+  private running = 0;
+  private failed: unknown;
+  private waiters: Array<() => void> = [];
+
+  constructor(private readonly each: (p: string, s: Stats | undefined) => void) {}
+
+  push(p: string): void {
+    this.paths.push(p);
+    if (this.running < LSTAT_WINDOW) this.start();
+  }
+
+  /** Resolves once every pushed path was checked; rejects with the first error `each` threw. */
+  idle(): Promise<void> {
+    const settled = () => (this.failed === undefined ? Promise.resolve() : Promise.reject(this.failed instanceof Error ? this.failed : new Error(String(this.failed))));
+    if (this.running === 0) return settled();
+    return new Promise<void>((resolve) => this.waiters.push(resolve)).then(settled);
+  }
+
+  private start(): void {
+    const p = this.paths[this.next++]!;
+    this.running++;
+    lstat(p, (err, s) => {
+      try {
+        if (this.failed === undefined) this.each(p, err ? undefined : s);
+      } catch (e) {
+        this.failed = e;
+      }
+      this.running--;
+      if (this.next < this.paths.length) this.start();
+      else if (this.running === 0) {
+        const waiting = this.waiters;
+        this.waiters = [];
+        for (const w of waiting) w();
+      }
+    });
+  }
 }
 
 const VERIFY_LINE_CHARS = 4_096;

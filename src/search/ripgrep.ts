@@ -176,19 +176,23 @@ export async function runRipgrep(req: SearchRequest, binary = "rg", via?: Ripgre
       if (req.target === "files" || req.mode === "files_only") {
         const file = absolute(req.cwd, record);
         if (!wanted(file)) return;
+        req.onResultFile?.(file);
         out.files.push(file);
         if (out.files.length >= req.maxRecords) stop("limit");
       } else if (req.mode === "count") {
         const nul = record.lastIndexOf("\0");
         const file = absolute(req.cwd, record.slice(0, nul));
         if (!wanted(file)) return;
+        req.onResultFile?.(file);
         out.counts.push({ path: file, count: Number(record.slice(nul + 1)) });
         if (out.counts.length >= req.maxRecords) stop("limit");
       }
     };
     const lineParser = req.target === "content" && req.mode === "content" ? new LineRecordParser() : undefined;
+    let lastFile: string | undefined;
     const takeLine = (rec: LineRecord) => {
       if (stopped || !wanted(rec.path)) return;
+      if (rec.path !== lastFile) req.onResultFile?.((lastFile = rec.path));
       out.lines.push(rec);
       if (rec.match && ++matches >= req.maxRecords) stop("limit");
     };

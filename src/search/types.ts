@@ -24,6 +24,12 @@ export interface SearchRequest {
    * whether they matched.
    */
   exclude?: (absolutePath: string) => boolean;
+  /**
+   * Told of each result file (absolute path) as soon as the engine reports it, so per-file checks
+   * (see src/search/refused.ts) run alongside the search. A hint: engines may call it more than
+   * once per file, or not at all; callers still check the finished outcome.
+   */
+  onResultFile?: (absolutePath: string) => void;
 }
 
 /** One line of a content search: a match or a context line. `path` is absolute. */
