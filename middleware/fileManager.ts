@@ -60,7 +60,7 @@ export interface FileManagerOptions {
   tree?: {
     /**
      * `"append"` (default): the first tree is sent in full; later structural changes are
-     * appended as a short change message (`+ added`, `− removed`, `renamed a → b`) and earlier
+     * appended as a short change message (`+ added`, `- removed`, `renamed a => b`) and earlier
      * messages are never edited or removed, so the provider's prefix cache keeps working. A full
      * tree is appended again when the last one left the history (summarised or trimmed), or when
      * the changes since it add up to more than a fresh tree. `"replace"`: each change removes
@@ -71,7 +71,7 @@ export interface FileManagerOptions {
     maxEntries?: number;
     /**
      * Most characters of a tree (default 8,000): over it, single-directory chains share a line,
-     * long names are shortened with `…(+N chars)…`, then the last lines are counted instead.
+     * long names are shortened with `...(+N chars)...`, then the last lines are counted instead.
      */
     maxChars?: number;
     /** Deepest level listed (default unlimited). */

@@ -45,9 +45,10 @@ export function isWorkspaceChangeMessage(message: unknown): boolean {
 const MAX_CHANGE_LINE = 240;
 
 function changeLine(change: TreeChange): string {
-  const line = change.kind === "renamed" ? `renamed ${change.from} → ${change.to}` : `${change.kind === "added" ? "+" : "−"} ${change.key}`;
+    // ASCII only, like the tree (see TREE_BRANCH); `=>` because `->` already marks a symlink's target.
+  const line = change.kind === "renamed" ? `renamed ${change.from} => ${change.to}` : `${change.kind === "added" ? "+" : "-"} ${change.key}`;
   if (line.length <= MAX_CHANGE_LINE) return line;
-  return `${line.slice(0, 140)}…(+${line.length - 220} chars)…${line.slice(-80)}`;
+  return `${line.slice(0, 140)}...(+${line.length - 220} chars)...${line.slice(-80)}`;
 }
 
 /**

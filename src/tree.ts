@@ -18,7 +18,7 @@ export interface TreeOptions {
   rootLabel?: string;
   /**
    * Most entries shown (default 200). What does not fit is summarised per directory as
-   * `… N more entries in dir/`, never dropped silently. `Infinity` shows everything.
+   * `... N more entries in dir/`, never dropped silently. `Infinity` shows everything.
    */
   maxEntries?: number;
   /**
@@ -29,8 +29,8 @@ export interface TreeOptions {
   /**
    * Most characters in the output (default 8,000), besides `maxEntries`. A tree over it is
    * compacted in steps until it fits: chains of single directories on one line (`a/b/c/`),
-   * then long names and paths shortened in the middle with `…(+N chars)…`, then the last lines
-   * replaced by `… N more lines not shown (character budget)`. Nothing is dropped silently.
+   * then long names and paths shortened in the middle with `...(+N chars)...`, then the last lines
+   * replaced by `... N more lines not shown (character budget)`. Nothing is dropped silently.
    * `Infinity` turns the budget off.
    */
   maxChars?: number;
@@ -56,7 +56,18 @@ export const DEFAULT_TREE_MAX_CHARS = 8_000;
 /** Labels longer than this are shortened in the middle once a tree is over its character budget. */
 const MAX_LABEL_CHARS = 120;
 /** Marks a label shortened to fit the character budget; `(+N chars)` tells how much is missing. */
-export const TREE_SHORTENED_MARK = "…(+";
+export const TREE_SHORTENED_MARK = "...(+";
+/**
+ * The drawing, in ASCII (`tree --charset=ascii`). Box-drawing characters cost more tokens, and one
+ * non-ASCII character in the history makes every later checkpoint serialise as two-byte text:
+ * measured as most of the FileManager's per-step cost over a no-op middleware.
+ */
+export const TREE_BRANCH = "|-- ";
+export const TREE_LAST = "`-- ";
+export const TREE_PIPE = "|   ";
+export const TREE_INDENT = "    ";
+/** Starts a line that counts entries not shown instead of naming one. */
+export const TREE_SUMMARY = "... ";
 
 type Kind = "dir" | "file" | "link";
 
@@ -154,7 +165,7 @@ function sourceOver(ops: FileOperations): TreeSource {
 }
 
 /**
- * Renders `dir` as a tree (`├── `, `└── `, `│   `): directories first, then files, each sorted
+ * Renders `dir` as a tree (`|-- `, `` `-- ``, `|   `): directories first, then files, each sorted
  * by a locale-independent comparison; `/` after directory names; symlinks as `name -> target`
  * and never followed. Breadth-first under a budget: every level gets a fair share of the
  * remaining `maxEntries`, directories shown but not expanded are counted from their own listing
@@ -218,26 +229,26 @@ function fitCharBudget(root: DirNode, head: string, maxChars: number): string {
   let used = 0;
   for (const line of lines) {
     const omitted = lines.length - kept.length - 1;
-    const tail = `└── … ${formatCount(omitted)} more lines not shown (character budget)`;
+    const tail = `${TREE_LAST}${TREE_SUMMARY}${formatCount(omitted)} more lines not shown (character budget)`;
     if (used + line.length + 1 + tail.length > maxChars && kept.length > 0) break;
     kept.push(line);
     used += line.length + 1;
   }
   const omitted = lines.length - kept.length;
-  if (omitted > 0) kept.push(`└── … ${formatCount(omitted)} more ${omitted === 1 ? "line" : "lines"} not shown (character budget)`);
+  if (omitted > 0) kept.push(`${TREE_LAST}${TREE_SUMMARY}${formatCount(omitted)} more ${omitted === 1 ? "line" : "lines"} not shown (character budget)`);
   return kept.join("\n");
 }
 
-/** Shortens the label of a rendered line (after its `├── `/`└── `) in the middle. */
+/** Shortens the label of a rendered line (after its connector) in the middle. */
 function shortenLine(line: string): string {
-  const at = Math.max(line.indexOf("├── "), line.indexOf("└── "));
+  const at = Math.max(line.indexOf(TREE_BRANCH), line.indexOf(TREE_LAST));
   const start = at === -1 ? 0 : at + 4;
   const label = line.slice(start);
   if (label.length <= MAX_LABEL_CHARS) return line;
   const headChars = 60;
   const tailChars = 45;
   const cut = label.length - headChars - tailChars;
-  return `${line.slice(0, start)}${label.slice(0, headChars)}${TREE_SHORTENED_MARK}${formatCount(cut)} chars)…${label.slice(-tailChars)}`;
+  return `${line.slice(0, start)}${label.slice(0, headChars)}${TREE_SHORTENED_MARK}${formatCount(cut)} chars)...${label.slice(-tailChars)}`;
 }
 
 /** Short, stable fingerprint of a rendered tree (16 hex chars of its SHA-256). */
@@ -416,7 +427,7 @@ function renderChildren(node: DirNode, prefix: string, lines: string[], collapse
   const hidden = node.entries.length - node.shown;
   // A partly shown directory ends with a summary line; one shown without any of its entries
   // carries the count on its own line (see label()), which keeps the output short.
-  const summary = hidden > 0 && (node.shown > 0 || node.rel === "") ? `… ${moreEntries(hidden)}${node.rel === "" ? "" : ` in ${escapeName(node.rel)}/`}` : undefined;
+  const summary = hidden > 0 && (node.shown > 0 || node.rel === "") ? `${TREE_SUMMARY}${moreEntries(hidden)}${node.rel === "" ? "" : ` in ${escapeName(node.rel)}/`}` : undefined;
   shown.forEach((entry, i) => {
     const last = i === shown.length - 1 && summary === undefined;
     let shownEntry = entry;
@@ -428,10 +439,10 @@ function renderChildren(node: DirNode, prefix: string, lines: string[], collapse
       chain += `${escapeName(shownEntry.name)}/`;
       shownEntry = only;
     }
-    lines.push(`${prefix}${last ? "└── " : "├── "}${chain}${label(shownEntry)}`);
-    if (shownEntry.node && !shownEntry.node.error) renderChildren(shownEntry.node, `${prefix}${last ? "    " : "│   "}`, lines, collapse);
+    lines.push(`${prefix}${last ? TREE_LAST : TREE_BRANCH}${chain}${label(shownEntry)}`);
+    if (shownEntry.node && !shownEntry.node.error) renderChildren(shownEntry.node, `${prefix}${last ? TREE_INDENT : TREE_PIPE}`, lines, collapse);
   });
-  if (summary) lines.push(`${prefix}└── ${summary}`);
+  if (summary) lines.push(`${prefix}${TREE_LAST}${summary}`);
 }
 
 function label(entry: Entry): string {
@@ -440,7 +451,7 @@ function label(entry: Entry): string {
   if (entry.kind !== "dir") return name;
   const node = entry.node;
   if (node?.error) return `${name}/ [unreadable: ${node.error}]`;
-  if (node && node.shown === 0 && node.entries.length > 0) return `${name}/ … ${moreEntries(node.entries.length)}`;
+  if (node && node.shown === 0 && node.entries.length > 0) return `${name}/ ${TREE_SUMMARY}${moreEntries(node.entries.length)}`;
   return `${name}/`;
 }
 

@@ -3,7 +3,7 @@
  * the difference between what a model was shown and a fresh render. Pure: checking whether an
  * entry that is no longer listed still exists is left to the caller.
  */
-import { TREE_SHORTENED_MARK } from "./tree.js";
+import { TREE_BRANCH, TREE_INDENT, TREE_LAST, TREE_PIPE, TREE_SHORTENED_MARK, TREE_SUMMARY } from "./tree.js";
 
 /** The entries of one rendered tree. */
 export interface TreeListing {
@@ -13,7 +13,7 @@ export interface TreeListing {
    */
   entries: string[];
   /**
-   * True when the render lists everything under the root (no `… N more` summaries, no depth
+   * True when the render lists everything under the root (no `... N more` summaries, no depth
    * limit, no unreadable directory, no character-budget cut): then an entry missing from it is
    * gone. When false, a missing entry may only be out of the budget.
    */
@@ -25,8 +25,8 @@ export interface TreeListing {
   partial: string[];
 }
 
-const CONNECTORS = ["├── ", "└── "];
-const DIR_SUFFIX = /^(.*\/) (?:\[unreadable: [^\]]*\]|… [\d,]+ more entr(?:y|ies))$/;
+const CONNECTORS = [TREE_BRANCH, TREE_LAST];
+const DIR_SUFFIX = /^(.*\/) (?:\[unreadable: [^\]]*\]|\.\.\. [\d,]+ more entr(?:y|ies))$/;
 
 /** Parses the text of `renderDirectoryTree` back into entry keys. */
 export function parseTreeListing(text: string): TreeListing {
@@ -41,7 +41,7 @@ export function parseTreeListing(text: string): TreeListing {
     if (at < 0) continue;
     const depth = at / 4;
     const label = line.slice(at + 4);
-    if (label.startsWith("… ")) {
+    if (label.startsWith(TREE_SUMMARY)) {
       complete = false;
       if (/ not shown \(character budget\)$/.test(label)) partial.unshift("*");
       else partial.push(parents[depth] ?? "");
@@ -72,7 +72,7 @@ function connectorAt(line: string): number {
   for (let at = 0; at + 4 <= line.length; at += 4) {
     const unit = line.slice(at, at + 4);
     if (CONNECTORS.includes(unit)) return at;
-    if (unit !== "│   " && unit !== "    ") return -1;
+    if (unit !== TREE_PIPE && unit !== TREE_INDENT) return -1;
   }
   return -1;
 }
@@ -118,7 +118,7 @@ export type TreeChange = { kind: "added"; key: string } | { kind: "removed"; key
  * Pairs removed and added entries into renames where the evidence is clear: a directory whose
  * known children all reappear under one added directory; an entry that kept its name in another
  * directory (a move) and is the only one of that name; or, when a step made exactly one removal
- * and one addition of the same kind in one directory, that pair. Anything else stays `−`/`+`
+ * and one addition of the same kind in one directory, that pair. Anything else stays `-`/`+`
  * (a delete and a create in one step must not read as a rename). Entries under a renamed
  * directory that kept their relative path are folded into the rename.
  */

@@ -144,9 +144,9 @@ describe("offline demo", () => {
     // A full tree or a change message (append mode), whichever is shorter.
     const trees = [...run.stdout.matchAll(/┌ workspace (?:tree|changes) sent to the model\n((?:\s+│.*\n)+)/g)].map((m) => m[1]!);
     assert.equal(trees.length, 3, run.stdout);
-    assert.match(trees[0]!, /└── \.env/, "the seeded workspace, before the first turn");
+    assert.match(trees[0]!, /`-- \.env/, "the seeded workspace, before the first turn");
     assert.match(trees[1]!, /greet\.py[\s\S]*draft\.txt/);
-    assert.match(trees[2]!, /└── roadmap\.md/);
+    assert.match(trees[2]!, /`-- roadmap\.md/);
     assert.doesNotMatch(trees[2]!, /draft\.txt|ideas\.md/);
     // The patch and the append come between the 2nd and 3rd tree: no injection for them.
     const patchAt = run.stdout.indexOf("[model] Using an f-string.");

@@ -105,7 +105,7 @@ it("sends OpenAI a valid history: tree updates as user messages after the tool r
   }
   const lastUpdate = String(treeTurns[3]!.at(-1)!.content);
   assert.match(lastUpdate, /notes\.md|<workspace_changes/);
-  assert.ok(/− plan\.md/.test(lastUpdate) || (/<workspace_tree/.test(lastUpdate) && !/plan\.md/.test(lastUpdate)), "the delete is visible to the next request");
+  assert.ok(/- plan\.md/.test(lastUpdate) || (/<workspace_tree/.test(lastUpdate) && !/plan\.md/.test(lastUpdate)), "the delete is visible to the next request");
   assert.ok(requests.every((msgs) => !msgs.some((m) => m.role === "tool" && m.tool_call_id?.startsWith("workspace"))), "no invented tool_call_id");
 });
 
@@ -114,7 +114,7 @@ it("the validator rejects injecting the tree as a tool message with an invented 
     { role: "user", content: "go" },
     { role: "assistant", tool_calls: [{ id: "call_1" }] },
     { role: "tool", tool_call_id: "call_1", content: "ok" },
-    { role: "tool", tool_call_id: "tree_update_1", content: ".\n└── a.txt" },
+    { role: "tool", tool_call_id: "tree_update_1", content: ".\n`-- a.txt" },
   ];
   assert.match(openAiViolation(seedStyle) ?? "", /must answer a preceding/);
 });

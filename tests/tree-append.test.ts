@@ -105,10 +105,10 @@ describe("append mode (default)", () => {
     const out = await invoke(agent, "crd");
     const updates = (i: number) => changeLines(model.calls[i]!.messages.filter(isWorkspaceChangeMessage).at(-1));
     assert.deepEqual(updates(1), ["+ src/new.ts"]);
-    assert.deepEqual(updates(2), ["− keep.txt"]);
-    assert.deepEqual(updates(3), ["renamed old.txt → renamed.txt"]);
-    assert.deepEqual(updates(4), ["renamed src/lib/ → src/core/"], "the directory's children moved with it");
-    assert.deepEqual(updates(5), ["renamed docs/chapter0.md → src/chapter0.md"]);
+    assert.deepEqual(updates(2), ["- keep.txt"]);
+    assert.deepEqual(updates(3), ["renamed old.txt => renamed.txt"]);
+    assert.deepEqual(updates(4), ["renamed src/lib/ => src/core/"], "the directory's children moved with it");
+    assert.deepEqual(updates(5), ["renamed docs/chapter0.md => src/chapter0.md"]);
     assert.deepEqual(prefixBreaks(model.calls), [], "no request edits or drops an earlier message");
     const trees = treeMessages(out.messages);
     assert.equal(trees.length, 6, "one full tree + five change messages, none removed");
@@ -128,7 +128,7 @@ describe("append mode (default)", () => {
     await invoke(agent, "par");
     const changes = model.calls[1]!.messages.filter(isWorkspaceChangeMessage);
     assert.equal(changes.length, 1, "one change message for the step");
-    assert.deepEqual(changeLines(changes[0]).sort(), ["+ a.txt", "+ docs/b.md", "− gone.txt"]);
+    assert.deepEqual(changeLines(changes[0]).sort(), ["+ a.txt", "+ docs/b.md", "- gone.txt"]);
     assert.deepEqual(prefixBreaks(model.calls), []);
   });
 
@@ -222,7 +222,7 @@ describe("append mode (default)", () => {
     const model = scripted([[call("rename_file", { from: "old.txt", to: "new.txt" }, "d1")], "done"]);
     const second = createAgent({ model, tools: workspaceTools(root), middleware: [fileManager()], checkpointer });
     await invoke(second, "durable", "again");
-    assert.deepEqual(changeLines(model.calls[1]!.messages.filter(isWorkspaceChangeMessage).at(-1)), ["renamed old.txt → new.txt"]);
+    assert.deepEqual(changeLines(model.calls[1]!.messages.filter(isWorkspaceChangeMessage).at(-1)), ["renamed old.txt => new.txt"]);
     assert.equal(treeMessages(model.calls[1]!.messages).filter((m) => !isWorkspaceChangeMessage(m)).length, 1, "no second full tree");
   });
 
@@ -241,7 +241,7 @@ describe("append mode (default)", () => {
     const agent = createAgent({ model, tools: workspaceTools(root), middleware: [fileManager({ tree: { maxEntries: 40 } })], checkpointer: new MemorySaver() });
     await invoke(agent, "budget");
     assert.deepEqual(changeLines(model.calls[1]!.messages.filter(isWorkspaceChangeMessage).at(-1)), ["+ top1.txt"]);
-    assert.deepEqual(changeLines(model.calls[2]!.messages.filter(isWorkspaceChangeMessage).at(-1)), ["− a/file-number-0.txt"]);
+    assert.deepEqual(changeLines(model.calls[2]!.messages.filter(isWorkspaceChangeMessage).at(-1)), ["- a/file-number-0.txt"]);
   });
 
   it("replace mode still removes the previous tree and sends full trees", async () => {
@@ -272,7 +272,7 @@ describe("tree character budget", () => {
     const tree = /<workspace_tree[^>]*>\n([\s\S]*)\n<\/workspace_tree>/.exec(text(treeMessages(model.calls[0]!.messages)[0]))![1]!;
     assert.ok(tree.length <= 8_000, `tree within 8,000 chars (${tree.length})`);
     assert.match(tree, /d0\/d1\/d2\//, "the chain of single directories shares a line");
-    assert.match(tree, /…\(\+[\d,]+ chars\)…|more lines? not shown|more entr/, "what is not shown is marked");
+    assert.match(tree, /\.\.\.\(\+[\d,]+ chars\)\.\.\.|more lines? not shown|more entr/, "what is not shown is marked");
     assert.match(tree, /top\.txt/);
   });
 
@@ -282,12 +282,12 @@ describe("tree character budget", () => {
     for (let i = 0; i < 150; i++) await writeFile(path.join(dir, `${String(i).padStart(3, "0")}-${"n".repeat(180)}.txt`), "x");
     const out = await renderDirectoryTree(dir, { maxChars: 2_000 });
     assert.ok(out.length <= 2_000, `within budget (${out.length})`);
-    assert.match(out, /…\(\+[\d,]+ chars\)…/, "long names shortened with a marker");
-    const cut = /└── … ([\d,]+) more lines not shown \(character budget\)$/.exec(out);
+    assert.match(out, /\.\.\.\(\+[\d,]+ chars\)\.\.\./, "long names shortened with a marker");
+    const cut = /`-- \.\.\. ([\d,]+) more lines not shown \(character budget\)$/.exec(out);
     assert.ok(cut, "the lines left out are counted");
     assert.equal(Number(cut![1]!.replace(/,/g, "")) + out.split("\n").length - 2, 150, "shown + counted = all entries");
     assert.equal(parseTreeListing(out).complete, false);
     const small = await renderDirectoryTree(dir, { maxEntries: 3 });
-    assert.doesNotMatch(small, /…\(\+/, "a tree within budget is not compacted");
+    assert.doesNotMatch(small, /\.\.\.\(\+/, "a tree within budget is not compacted");
   });
 });

@@ -39,7 +39,7 @@ describe("renderDirectoryTree", () => {
     const dir = await build({ "b.txt": "", "A.md": "", "src/": null, "src/lib/x.ts": "", "src/index.ts": "", "docs/": null });
     assert.equal(
       await renderDirectoryTree(dir),
-      [".", "├── docs/", "├── src/", "│   ├── lib/", "│   │   └── x.ts", "│   └── index.ts", "├── A.md", "└── b.txt"].join("\n"),
+      [".", "|-- docs/", "|-- src/", "|   |-- lib/", "|   |   `-- x.ts", "|   `-- index.ts", "|-- A.md", "`-- b.txt"].join("\n"),
     );
   });
 
@@ -60,8 +60,8 @@ describe("renderDirectoryTree", () => {
     const dir = await build(spec);
     const lines = (await renderDirectoryTree(dir, { maxEntries: 10 })).split("\n");
     assert.equal(lines.length, 1 + 10 + 1);
-    assert.equal(lines.at(-1), "└── … 1,290 more entries");
-    assert.equal(lines[10], "├── f0009.txt");
+    assert.equal(lines.at(-1), "`-- ... 1,290 more entries");
+    assert.equal(lines[10], "|-- f0009.txt");
   });
 
   test("budget is shared fairly across a level, partly shown directories end with a summary line", async () => {
@@ -70,7 +70,7 @@ describe("renderDirectoryTree", () => {
     const dir = await build(spec);
     const text = await renderDirectoryTree(dir, { maxEntries: 9 });
     for (const d of ["a", "b", "c"]) {
-      assert.match(text, new RegExp(`└── … 8 more entries in ${d}/`));
+      assert.match(text, new RegExp(`\`-- \\.\\.\\. 8 more entries in ${d}/`));
     }
     assert.equal(text.split("\n").filter((l) => /f\d\.txt$/.test(l)).length, 6);
   });
@@ -79,16 +79,16 @@ describe("renderDirectoryTree", () => {
     const dir = await build({ "one/x": "", "many/a": "", "many/b": "", "empty/": null });
     assert.equal(
       await renderDirectoryTree(dir, { maxDepth: 1 }),
-      [".", "├── empty/", "├── many/ … 2 more entries", "└── one/ … 1 more entry"].join("\n"),
+      [".", "|-- empty/", "|-- many/ ... 2 more entries", "`-- one/ ... 1 more entry"].join("\n"),
     );
     const nested = await renderDirectoryTree(dir, { maxEntries: 3 });
-    assert.match(nested, /many\/ … 2 more entries/);
+    assert.match(nested, /many\/ \.\.\. 2 more entries/);
   });
 
   test("maxDepth limits the levels listed", async () => {
     const dir = await build({ "a/b/c/d.txt": "" });
-    assert.equal(await renderDirectoryTree(dir, { maxDepth: 2 }), [".", "└── a/", "    └── b/ … 1 more entry"].join("\n"));
-    assert.equal(await renderDirectoryTree(dir, { maxDepth: 0 }), ".\n└── … 1 more entry");
+    assert.equal(await renderDirectoryTree(dir, { maxDepth: 2 }), [".", "`-- a/", "    `-- b/ ... 1 more entry"].join("\n"));
+    assert.equal(await renderDirectoryTree(dir, { maxDepth: 0 }), ".\n`-- ... 1 more entry");
   });
 
   test("hides .git and node_modules by default; defaultIgnores: [] shows them", async () => {
@@ -97,7 +97,7 @@ describe("renderDirectoryTree", () => {
     assert.doesNotMatch(text, /node_modules|\.git\//);
     assert.match(text, /\.github\//);
     const all = await renderDirectoryTree(dir, { defaultIgnores: [] });
-    assert.match(all, /├── \.git\//);
+    assert.match(all, /\|-- \.git\//);
     assert.match(all, /node_modules\//);
   });
 
@@ -141,12 +141,27 @@ describe("renderDirectoryTree", () => {
     assert.equal(text.split("\n").filter((l) => l.includes("file.txt")).length, 1, "alias/ is not descended");
   });
 
+  test("draws in ASCII only (one non-ASCII character in the history makes every later checkpoint two-byte text)", async () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 40; i++) files[`d${i % 4}/sub/${String(i).padStart(2, "0")}-${"n".repeat(150)}.txt`] = "";
+    const dir = await build(files);
+    const texts = [
+      await renderDirectoryTree(dir),
+      await renderDirectoryTree(dir, { maxEntries: 5 }),
+      await renderDirectoryTree(dir, { maxChars: 900 }),
+      await renderDirectoryTree(dir, { maxDepth: 1 }),
+    ];
+    for (const text of texts) assert.match(text, /^[\x00-\x7f]*$/, `non-ASCII in:\n${text.slice(0, 400)}`);
+    assert.match(texts[2]!, /\.\.\.\(\+[\d,]+ chars\)\.\.\./, "the budgeted render shortened names (the marker is covered)");
+    assert.match(texts[1]!, /\.\.\. \d+ more entr/, "the entry budget summarised (the summary is covered)");
+  });
+
   test("a file name cannot inject lines into the tree", async () => {
-    const dir = await build({ "evil\n├── fake.txt": "", "bell\u0007\u2028x": "" });
+    const dir = await build({ "evil\n|-- fake.txt": "", "bell\u0007\u2028x": "" });
     const lines = (await renderDirectoryTree(dir)).split("\n");
     assert.equal(lines.length, 3);
-    assert.ok(lines.includes("├── bell\\x07\\u2028x"));
-    assert.ok(lines.includes("└── evil\\x0a├── fake.txt"));
+    assert.ok(lines.includes("|-- bell\\x07\\u2028x"));
+    assert.ok(lines.includes("`-- evil\\x0a|-- fake.txt"));
   });
 
   test("an unreadable directory is reported, not fatal", async () => {
