@@ -1,68 +1,135 @@
 /**
  * A whole agent step (model call + one tool call) through a real `createAgent`, with the
  * FileManager against a no-op middleware that has the same three hooks: the difference is what
- * the FileManager costs per step. Used by middleware.bench.ts.
+ * the FileManager costs per step. Also, in the same run: the CPU of the FileManager's own hook
+ * code per steady step (called directly), and what a tree message in the history costs every
+ * later step when drawn with box-drawing characters vs ASCII. Used by middleware.bench.ts.
  */
-import { AIMessage, HumanMessage } from "@langchain/core/messages";
+import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
 import { MemorySaver } from "@langchain/langgraph";
 import { createAgent, createMiddleware, type AgentMiddleware } from "langchain";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { createFileManagerMiddleware } from "../middleware/fileManager.js";
+import { renderDirectoryTree, TREE_BRANCH, TREE_LAST, TREE_PIPE } from "../src/tree.js";
 import { createBasicTools } from "../tools/basic.js";
 import { median } from "./fixtures.js";
 
-const noopMiddleware = () =>
+// A full collection before each session: every session starts from the same heap, which takes
+// most of the round-to-round spread out of the CPU figures.
+setFlagsFromString("--expose_gc");
+const collectGarbage = runInNewContext("gc") as () => void;
+
+const noopMiddleware = (name = "NoOpThreeHooks", firstMessage?: string) =>
   createMiddleware({
-    name: "NoOpThreeHooks",
-    beforeAgent: () => undefined,
+    name,
+    beforeAgent: () => (firstMessage === undefined ? undefined : ({ messages: [new HumanMessage({ content: firstMessage })] } as never)),
     beforeModel: () => undefined,
     wrapToolCall: (request, handler) => handler(request),
   });
 
-/**
- * CPU time (ms, user + system of this process) of one fresh session: on a shared machine wall
- * time mostly measures the other processes.
- */
+/** CPU time (ms, user + system of this process) of one fresh session. */
 async function session(middleware: AgentMiddleware, tools: ReturnType<typeof createBasicTools>, thread: string, steps: number): Promise<number> {
   const model = fakeModel();
   for (let i = 0; i < steps; i++) model.respond(new AIMessage({ content: "", tool_calls: [{ name: "get_current_time", args: {}, id: `c${i}` }] }));
   model.respond(new AIMessage("done"));
   // A fresh checkpointer per session: every session starts from the same empty history.
   const agent = createAgent({ model, tools, middleware: [middleware], checkpointer: new MemorySaver() });
+  collectGarbage();
   const c0 = process.cpuUsage();
   await agent.invoke({ messages: [new HumanMessage("tick")] }, { configurable: { thread_id: thread }, recursionLimit: 4 * steps + 10 });
   const c = process.cpuUsage(c0);
   return (c.user + c.system) / 1000;
 }
 
+/** Mean and 95% confidence half-width of paired differences. */
+function pairedMean(diffs: number[]): { mean: number; ci: number } {
+  const mean = diffs.reduce((a, b) => a + b, 0) / diffs.length;
+  const sd = Math.sqrt(diffs.reduce((a, b) => a + (b - mean) ** 2, 0) / Math.max(1, diffs.length - 1));
+  return { mean, ci: (1.96 * sd) / Math.sqrt(diffs.length) };
+}
+
+export interface StepOverhead {
+  rounds: number;
+  /** Per-step CPU ms, medians over rounds. */
+  ours: number;
+  floor: number;
+  /** FileManager − no-op, per step: paired mean ± 95% CI, and the median difference. */
+  above: { mean: number; ci: number; median: number };
+  /** No-op carrying the tree as its first message, box-drawn vs ASCII, minus the bare no-op. */
+  boxTree: { mean: number; ci: number };
+  asciiTree: { mean: number; ci: number };
+  /** µs of CPU in the FileManager's hooks per steady step (beforeModel + wrapToolCall around a read-only tool). */
+  hooksMicros: number;
+}
+
 /**
- * Median per-step ms with the FileManager and with the no-op middleware. Each round runs a
- * short and a long session (alternating the set-ups) and divides the difference by the extra
- * steps, so per-run costs (beforeAgent, the first tree check of a run) cancel and what is left
- * is the steady step. `thread` names the workspace directory under `rootDir`.
+ * Each round runs a short and a long session per set-up (set-ups alternate) and divides the
+ * difference by the extra steps, so per-run costs (beforeAgent, the first tree check of a run)
+ * cancel and what is left is the steady step. `thread` names the workspace directory under `rootDir`.
  */
-export async function stepOverhead(rootDir: string, thread: string, opts: { rounds: number; short: number; long: number }) {
+export async function stepOverhead(rootDir: string, thread: string, opts: { rounds: number; short: number; long: number }): Promise<StepOverhead> {
   const fm = createFileManagerMiddleware({ rootDir, onError: (e) => process.stderr.write(`step bench: ${e.message}\n`) });
-  const noop = noopMiddleware();
   const tools = createBasicTools({ rootDir });
+  const ascii = await renderDirectoryTree(`${rootDir}/${thread}`, { rootLabel: "." });
+  const boxDrawn = ascii.replaceAll(TREE_BRANCH, "├── ").replaceAll(TREE_LAST, "└── ").replaceAll(TREE_PIPE, "│   ");
+  const setups: Record<string, AgentMiddleware> = {
+    fm: fm as unknown as AgentMiddleware,
+    noop: noopMiddleware() as unknown as AgentMiddleware,
+    ascii: noopMiddleware("NoOpAsciiTree", ascii) as unknown as AgentMiddleware,
+    box: noopMiddleware("NoOpBoxTree", boxDrawn) as unknown as AgentMiddleware,
+  };
+  const per: Record<string, number[]> = {};
   const perStep = async (mw: AgentMiddleware) => {
     const short = await session(mw, tools, thread, opts.short);
     const long = await session(mw, tools, thread, opts.long);
     return (long - short) / (opts.long - opts.short);
   };
-  const ours: number[] = [];
-  const floor: number[] = [];
   try {
     await fm.hooks.trackerOf(thread)?.start();
-    await perStep(fm);
-    await perStep(noop);
-    for (let r = 0; r < opts.rounds; r++) {
-      ours.push(await perStep(fm));
-      floor.push(await perStep(noop));
-    }
+    for (const mw of Object.values(setups)) await perStep(mw);
+    for (let r = 0; r < opts.rounds; r++) for (const [name, mw] of Object.entries(setups)) (per[name] ??= []).push(await perStep(mw));
+    const hooksMicros = await hookMicros(fm, tools, thread);
+    const diff = (name: string) => per[name]!.map((v, i) => v - per.noop![i]!);
+    const above = diff("fm");
+    return {
+      rounds: opts.rounds,
+      ours: median([...per.fm!]),
+      floor: median([...per.noop!]),
+      above: { ...pairedMean(above), median: median([...above]) },
+      boxTree: pairedMean(diff("box")),
+      asciiTree: pairedMean(diff("ascii")),
+      hooksMicros,
+    };
   } finally {
     await fm.close();
   }
-  const diffs = ours.map((o, i) => o - floor[i]!).sort((a, b) => a - b);
-  return { ours: median([...ours]), floor: median([...floor]), above: median([...diffs]), min: diffs[0]!, max: diffs.at(-1)!, rounds: opts.rounds };
+}
+
+/** CPU µs of one steady step's hooks, called directly: beforeModel with nothing changed, wrapToolCall around a read-only tool. */
+async function hookMicros(fm: ReturnType<typeof createFileManagerMiddleware>, tools: ReturnType<typeof createBasicTools>, thread: string): Promise<number> {
+  const hooks = fm.hooks;
+  const runtime = { configurable: { thread_id: thread } };
+  const call = { name: "get_current_time", args: {}, id: "c1" };
+  let state: Record<string, unknown> = { messages: [new HumanMessage({ content: "tick", id: "h1" }), new AIMessage({ content: "", id: "a1", tool_calls: [call] })] };
+  state = { ...state, ...(await hooks.beforeAgent(state as never, runtime as never)) };
+  const first = await hooks.beforeModel(state as never, runtime as never);
+  state = { ...state, ...first, messages: [...(state.messages as unknown[]), ...(first?.messages ?? [])], _treeDirty: false };
+  const tool = tools.find((t) => t.name === "get_current_time")!;
+  const request = { toolCall: call, tool, state, runtime };
+  const result = new ToolMessage({ content: "2026-11-30T19:00:00+00:00", tool_call_id: "c1", name: "get_current_time" });
+  const handler = async () => result;
+  const runs = 5_000;
+  const times: number[] = [];
+  for (let r = 0; r < 5; r++) {
+    const c0 = process.cpuUsage();
+    for (let i = 0; i < runs; i++) {
+      if ((await hooks.beforeModel(state as never, runtime as never)) !== undefined) throw new Error("the steady beforeModel re-checked");
+      await hooks.wrapToolCall(request as never, handler);
+    }
+    const c = process.cpuUsage(c0);
+    times.push((c.user + c.system) / runs);
+  }
+  return median(times);
 }
