@@ -2,12 +2,13 @@
  * A whole agent step (model call + one tool call) through a real `createAgent`, with the
  * FileManager against a no-op middleware that has the same three hooks: the difference is what
  * the FileManager costs per step. Also, in the same run: the CPU of the FileManager's own hook
- * code per steady step (called directly), and what a tree message in the history costs every
- * later step when drawn with box-drawing characters vs ASCII. Used by middleware.bench.ts.
+ * code per steady step (called directly), and what one checkpoint serialisation costs with the
+ * tree message drawn in box-drawing characters vs ASCII. Used by middleware.bench.ts.
  */
-import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
 import { MemorySaver } from "@langchain/langgraph";
+import { JsonPlusSerializer } from "@langchain/langgraph-checkpoint";
 import { createAgent, createMiddleware, type AgentMiddleware } from "langchain";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
@@ -21,10 +22,10 @@ import { median } from "./fixtures.js";
 setFlagsFromString("--expose_gc");
 const collectGarbage = runInNewContext("gc") as () => void;
 
-const noopMiddleware = (name = "NoOpThreeHooks", firstMessage?: string) =>
+const noopMiddleware = () =>
   createMiddleware({
-    name,
-    beforeAgent: () => (firstMessage === undefined ? undefined : ({ messages: [new HumanMessage({ content: firstMessage })] } as never)),
+    name: "NoOpThreeHooks",
+    beforeAgent: () => undefined,
     beforeModel: () => undefined,
     wrapToolCall: (request, handler) => handler(request),
   });
@@ -57,9 +58,8 @@ export interface StepOverhead {
   floor: number;
   /** FileManager − no-op, per step: paired mean ± 95% CI, and the median difference. */
   above: { mean: number; ci: number; median: number };
-  /** No-op carrying the tree as its first message, box-drawn vs ASCII, minus the bare no-op. */
-  boxTree: { mean: number; ci: number };
-  asciiTree: { mean: number; ci: number };
+  /** CPU µs of one checkpoint serialisation (`MemorySaver`'s serde, a 20-step history) with the tree drawn each way. */
+  serialise: { box: number; ascii: number };
   /** µs of CPU in the FileManager's hooks per steady step (beforeModel + wrapToolCall around a read-only tool). */
   hooksMicros: number;
 }
@@ -72,13 +72,9 @@ export interface StepOverhead {
 export async function stepOverhead(rootDir: string, thread: string, opts: { rounds: number; short: number; long: number }): Promise<StepOverhead> {
   const fm = createFileManagerMiddleware({ rootDir, onError: (e) => process.stderr.write(`step bench: ${e.message}\n`) });
   const tools = createBasicTools({ rootDir });
-  const ascii = await renderDirectoryTree(`${rootDir}/${thread}`, { rootLabel: "." });
-  const boxDrawn = ascii.replaceAll(TREE_BRANCH, "├── ").replaceAll(TREE_LAST, "└── ").replaceAll(TREE_PIPE, "│   ");
   const setups: Record<string, AgentMiddleware> = {
     fm: fm as unknown as AgentMiddleware,
     noop: noopMiddleware() as unknown as AgentMiddleware,
-    ascii: noopMiddleware("NoOpAsciiTree", ascii) as unknown as AgentMiddleware,
-    box: noopMiddleware("NoOpBoxTree", boxDrawn) as unknown as AgentMiddleware,
   };
   const per: Record<string, number[]> = {};
   const perStep = async (mw: AgentMiddleware) => {
@@ -98,8 +94,7 @@ export async function stepOverhead(rootDir: string, thread: string, opts: { roun
       ours: median([...per.fm!]),
       floor: median([...per.noop!]),
       above: { ...pairedMean(above), median: median([...above]) },
-      boxTree: pairedMean(diff("box")),
-      asciiTree: pairedMean(diff("ascii")),
+      serialise: await serialisation(`${rootDir}/${thread}`),
       hooksMicros,
     };
   } finally {
@@ -132,4 +127,31 @@ async function hookMicros(fm: ReturnType<typeof createFileManagerMiddleware>, to
     times.push((c.user + c.system) / runs);
   }
   return median(times);
+}
+
+/** One checkpoint's serialisation with the workspace tree in the history, drawn in box-drawing characters vs ASCII. */
+async function serialisation(dir: string): Promise<{ box: number; ascii: number }> {
+  const ascii = await renderDirectoryTree(dir, { rootLabel: "." });
+  const box = ascii.replaceAll(TREE_BRANCH, "├── ").replaceAll(TREE_LAST, "└── ").replaceAll(TREE_PIPE, "│   ");
+  const serde = new JsonPlusSerializer();
+  const checkpoint = (tree: string) => {
+    const messages: BaseMessage[] = [new HumanMessage({ content: "tick", id: "h" }), new HumanMessage({ content: tree, id: "tree" })];
+    for (let i = 0; i < 20; i++) {
+      messages.push(new AIMessage({ content: "", id: `a${i}`, tool_calls: [{ name: "get_current_time", args: {}, id: `c${i}` }] }));
+      messages.push(new ToolMessage({ content: "2026-11-30T19:00:00+00:00", tool_call_id: `c${i}`, id: `t${i}` }));
+    }
+    return { v: 4, id: "x", ts: "t", channel_values: { messages }, channel_versions: {}, versions_seen: {} };
+  };
+  const cases = { box: checkpoint(box), ascii: checkpoint(ascii) };
+  const times: Record<string, number[]> = { box: [], ascii: [] };
+  for (let r = 0; r < 7; r++) {
+    for (const [name, cp] of Object.entries(cases)) {
+      const runs = 300;
+      const c0 = process.cpuUsage();
+      for (let i = 0; i < runs; i++) await serde.dumpsTyped(cp);
+      const c = process.cpuUsage(c0);
+      times[name]!.push((c.user + c.system) / runs);
+    }
+  }
+  return { box: median(times.box!), ascii: median(times.ascii!) };
 }
