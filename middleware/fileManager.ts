@@ -18,6 +18,7 @@ import { fileGuardsOptionsSchema, fileGuardStateFields, fileGuardsToolCallStep, 
 import {
   catchToolErrorsStep,
   composeToolCallSteps,
+  dirtyMark,
   mapPathArgsStep,
   markTreeDirtyStep,
   rewritePathsStep,
@@ -185,10 +186,11 @@ export function createFileManagerStateSchema(guardEntries?: number) {
     /** Append mode: what the model knows since that tree (see {@link TreeView}). */
     _treeView: treeViewSchema.optional(),
     /**
-     * A tool that may change the workspace ran since the last check. Reduced (last write wins)
+     * A tool that may change the workspace ran since the last check: a unique mark (see
+     * {@link dirtyMark}), or `false` after a check that sent something. Reduced (last write wins)
      * because parallel tool calls write it in the same step.
      */
-    _treeDirty: new ReducedValue(z.boolean().optional(), { reducer: (_current: boolean | undefined, next: boolean | undefined) => next }),
+    _treeDirty: new ReducedValue(z.union([z.boolean(), z.string()]).optional(), { reducer: (_current: DirtyMark | undefined, next: DirtyMark | undefined) => next }),
     ...fileGuardStateFields(guardEntries),
     ...timeTravelStateFields(),
   });
@@ -210,6 +212,19 @@ export interface TreeView {
 
 const treeViewSchema = z.object({ known: z.string(), ids: z.array(z.string()), chars: z.number(), partial: z.string(), at: z.number() });
 
+/**
+ * "The workspace may have changed": `true` (older checkpoints) or a unique mark, so a check that
+ * found no change can be remembered per process instead of clearing the flag in state.
+ */
+export type DirtyMark = boolean | string;
+
+/** True when `state` carries a dirty mark the cached render has not answered. */
+function isDirty(state: FileManagerStateView, cached: TreeCacheEntry | undefined): boolean {
+  const mark = state._treeDirty;
+  if (!mark) return false;
+  return typeof mark !== "string" || cached?.checked !== mark;
+}
+
 /** The state schema with default sizes. */
 export const fileManagerStateSchema = createFileManagerStateSchema();
 
@@ -221,7 +236,7 @@ export interface FileManagerStateView {
   _treeFingerprint?: string;
   _treeMessageId?: string;
   _treeView?: TreeView;
-  _treeDirty?: boolean;
+  _treeDirty?: DirtyMark;
   _workspaceSnapshot?: WorkspaceSnapshotRef;
 }
 
@@ -237,6 +252,8 @@ interface TreeCacheEntry {
   tracker: ChangeTracker;
   generation: number;
   fingerprint: string;
+  /** The dirty mark this render answered: a check that changed nothing writes no state, so it is remembered here. */
+  checked?: DirtyMark;
 }
 
 /**
@@ -335,12 +352,12 @@ export class FileManagerHooks {
         fileUpdateTime: Math.max(state.fileUpdateTime ?? 0, newest),
         // Watcher events are asynchronous: files changed just before this run may not be
         // reported yet, so the first model call of every run checks the tree itself.
-        _treeDirty: true,
+        _treeDirty: dirtyMark(),
       };
     } catch (error) {
       if (error instanceof Rethrow) throw error.error;
       this.report(error, "beforeAgent", threadId);
-      return { startWorkTime, _treeDirty: true };
+      return { startWorkTime, _treeDirty: dirtyMark() };
     }
   };
 
@@ -358,14 +375,14 @@ export class FileManagerHooks {
       await ws.ensure(host);
       // A replay may start right here: bring the files to this checkpoint's snapshot first.
       const { restored, ...travel } = (await this.timeTravel.sync(state, { ws, host, tracker: this.trackerFor(ws, host) }).catch(rethrow)) ?? {};
-      if (restored) state = { ...state, _treeDirty: true };
+      if (restored) state = { ...state, _treeDirty: dirtyMark() };
       const tracker = this.trackerFor(ws, host);
       const seen = state._treeFingerprint;
       const treeGone = this.treeGone(state);
       const cached = this.treeCache.get(ws.dir);
       const unchanged =
         seen !== undefined &&
-        !state._treeDirty &&
+        !isDirty(state, cached) &&
         !treeGone &&
         tracker !== undefined &&
         tracker.live &&
@@ -374,7 +391,10 @@ export class FileManagerHooks {
         cached.generation === tracker.generation &&
         cached.fingerprint === seen;
       if (unchanged) return travel._workspaceSnapshot ? travel : undefined;
-      return { ...(await this.checkTree(state, ws, host, tracker, treeGone)), ...travel };
+      const update = { ...(await this.checkTree(state, ws, host, tracker, treeGone)), ...travel };
+      // Any update, even an empty one, makes langchain write the whole state back (every message
+      // serialised again): a check that found nothing new returns undefined.
+      return Object.keys(update).length > 0 ? update : undefined;
     } catch (error) {
       if (error instanceof Rethrow) throw error.error;
       this.report(error, "beforeModel", threadId);
@@ -450,7 +470,7 @@ export class FileManagerHooks {
   private provenUnchanged(state: FileManagerStateView, ws: Workspace): boolean {
     const seen = state._treeFingerprint;
     const cached = this.treeCache.get(ws.dir);
-    if (seen === undefined || state._treeDirty || this.closed || cached === undefined || cached.fingerprint !== seen || !this.pool.has(ws.dir)) return false;
+    if (seen === undefined || this.closed || cached === undefined || isDirty(state, cached) || cached.fingerprint !== seen || !this.pool.has(ws.dir)) return false;
     const tracker = this.pool.get(ws.dir);
     return tracker === cached.tracker && tracker.live && cached.generation === tracker.generation && !this.treeGone(state);
   }
@@ -488,7 +508,7 @@ export class FileManagerHooks {
     host: FileOperations,
     tracker: ChangeTracker | undefined,
     treeGone: boolean,
-  ): Promise<FileManagerUpdate> {
+  ): Promise<FileManagerUpdate | undefined> {
     // Read the generation before rendering: a change during the render bumps it past the cached
     // value, so the next call checks again instead of trusting a possibly stale render.
     const wasLive = tracker?.live === true;
@@ -496,7 +516,7 @@ export class FileManagerHooks {
     const { mode = "append", ...budget } = this.options.tree ?? {};
     const text = await renderDirectoryTree(ws.dir, { ...budget, rootLabel: ".", fileOps: host });
     const fingerprint = treeFingerprint(text);
-    if (tracker && wasLive) this.remember(ws.dir, { tracker, generation, fingerprint });
+    if (tracker && wasLive) this.remember(ws.dir, { tracker, generation, fingerprint, checked: state._treeDirty });
 
     const seen = state._treeFingerprint;
     const first = seen === undefined;
@@ -504,7 +524,9 @@ export class FileManagerHooks {
     const update: FileManagerUpdate = { _treeFingerprint: fingerprint, _treeDirty: false };
     const show = first ? (this.options.injectOnFirstCall ?? true) && !empty : fingerprint !== seen || treeGone;
     if (!show) {
-      if (first) update._treeMessageId = "";
+      // Unchanged: the dirty mark stays in state and the cache above remembers it was answered.
+      if (!first) return undefined;
+      update._treeMessageId = "";
       return update;
     }
     const structureChanged = !first && fingerprint !== seen;

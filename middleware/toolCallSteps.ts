@@ -1,4 +1,5 @@
 import { ToolMessage } from "@langchain/core/messages";
+import { randomUUID } from "node:crypto";
 import type { ToolCallRequest } from "langchain";
 import type { FileOperations } from "../src/fileops/types.js";
 import { WorkspacePathError, type Workspace } from "../src/workspace.js";
@@ -46,6 +47,11 @@ export function composeToolCallSteps(
   return (ctx) => run(0, ctx);
 }
 
+/** A fresh dirty mark: unique, so a check that answered it is known by the mark alone. */
+export function dirtyMark(): string {
+  return `dirty-${randomUUID()}`;
+}
+
 /**
  * Marks the tree dirty after any tool that may change the workspace, so the very next model
  * call re-checks the tree even if the watcher's event has not arrived yet. Failed calls count:
@@ -53,7 +59,7 @@ export function composeToolCallSteps(
  */
 export const markTreeDirtyStep: ToolCallStep = async (ctx, next) => {
   const result = await next(ctx);
-  return ctx.readOnly ? result : withStateUpdate(result, { _treeDirty: true });
+  return ctx.readOnly ? result : withStateUpdate(result, { _treeDirty: dirtyMark() });
 };
 
 /**

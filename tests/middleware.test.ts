@@ -193,6 +193,29 @@ describe("state", () => {
     assert.equal(state.values._treeDirty, false);
   });
 
+  it("a step whose check finds no change writes no state (langchain would write every message back)", async () => {
+    // Any hook update makes langchain's middleware node return the whole state, so every message
+    // is written (and serialised) again. Content-only edits mark the tree dirty; the check that
+    // follows finds nothing new and must answer undefined, not a state update.
+    const writes: number[] = [];
+    class RecordingSaver extends MemorySaver {
+      override async putWrites(config: Parameters<MemorySaver["putWrites"]>[0], pending: Parameters<MemorySaver["putWrites"]>[1], taskId: string) {
+        for (const [channel, value] of pending) if (channel === "messages" && Array.isArray(value)) writes.push(value.length);
+        return super.putWrites(config, pending, taskId);
+      }
+    }
+    const fm = fileManager({ timeTravel: false });
+    await mkdir(path.join(root, "echo"), { recursive: true });
+    await writeFile(path.join(root, "echo", "notes.txt"), "v0\n");
+    await fm.hooks.trackerOf("echo")!.start();
+    const edits = Array.from({ length: 6 }, (_, i) => [{ name: "create_file", args: { path: "notes.txt", text: `v${i + 1}\n` }, id: `e${i}` }]);
+    const { agent } = await makeAgent({ script: [...edits, "done"], tools: workspaceTools(root), middleware: [fm], checkpointer: new RecordingSaver() });
+    const out = await run(agent, "echo");
+    assert.equal(treeMessages(out.messages).length, 1, "one tree: the edits changed no structure");
+    assert.ok(out.messages.length >= 14, `the run went through every edit (${out.messages.length} messages)`);
+    assert.deepEqual(writes.filter((n) => n > 2), [], `a hook wrote the whole history back: messages writes of sizes ${writes.join(", ")}`);
+  });
+
   it("answers from the cache without looking at the disk while the tracker reports no change", async () => {
     // A polling tracker that never polls on its own: only the dirty flag can reveal this change.
     const fm = fileManager({ tracker: { kind: "polling", pollIntervalMs: 3_600_000 } });
