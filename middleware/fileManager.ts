@@ -216,7 +216,7 @@ const treeViewSchema = z.object({ known: z.string(), ids: z.array(z.string()), c
  * "The workspace may have changed": `true` (older checkpoints) or a unique mark, so a check that
  * found no change can be remembered per process instead of clearing the flag in state.
  */
-export type DirtyMark = boolean | string;
+type DirtyMark = boolean | string;
 
 /** True when `state` carries a dirty mark the cached render has not answered. */
 function isDirty(state: FileManagerStateView, cached: TreeCacheEntry | undefined): boolean {
@@ -236,7 +236,7 @@ export interface FileManagerStateView {
   _treeFingerprint?: string;
   _treeMessageId?: string;
   _treeView?: TreeView;
-  _treeDirty?: DirtyMark;
+  _treeDirty?: boolean | string;
   _workspaceSnapshot?: WorkspaceSnapshotRef;
 }
 
