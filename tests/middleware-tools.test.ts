@@ -7,20 +7,15 @@ import { tool } from "@langchain/core/tools";
 import { Command, MemorySaver } from "@langchain/langgraph";
 import { humanInTheLoopMiddleware, summarizationMiddleware, toolCallLimitMiddleware } from "langchain";
 import { z } from "zod";
-import { createFileManagerMiddleware, type FileManagerMiddleware, type ToolCallStep } from "../middleware/index.js";
+import { type ToolCallStep } from "../middleware/index.js";
 import { createBasicTools, markWorkbenchTool } from "../tools/index.js";
 import { createFileTools } from "../tools/files.js";
-import { makeAgent, openAiHistoryProblems, scriptedModel, tempRoot, text, treeMessages, workspaceTools, workspaceView } from "./helpers/agentHarness.js";
+import { fileManagerPool, makeAgent, openAiHistoryProblems, scriptedModel, tempRoot, text, treeMessages, workspaceTools, workspaceView } from "./helpers/agentHarness.js";
 
 let root: string;
 let cleanup: () => Promise<void>;
-const opened: FileManagerMiddleware[] = [];
-
-function fileManager(options: Parameters<typeof createFileManagerMiddleware>[0] = {}) {
-  const fm = createFileManagerMiddleware({ rootDir: root, onError: () => undefined, ...options });
-  opened.push(fm);
-  return fm;
-}
+const managers = fileManagerPool(() => root, { onError: () => undefined });
+const fileManager = managers.make;
 
 const run = (agent: any, thread: string, prompt = "go") =>
   agent.invoke({ messages: [new HumanMessage(prompt)] }, { configurable: { thread_id: thread } }) as Promise<{ messages: BaseMessage[] }>;
@@ -32,7 +27,7 @@ before(async () => {
 });
 
 after(async () => {
-  await Promise.all(opened.map((m) => m.close()));
+  await managers.closeAll();
   await cleanup();
 });
 

@@ -4,19 +4,14 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { HumanMessage, type BaseMessage } from "@langchain/core/messages";
 import { MemorySaver } from "@langchain/langgraph";
-import { createFileManagerMiddleware, isWorkspaceTreeMessage, type FileManagerMiddleware } from "../middleware/index.js";
+import { createFileManagerMiddleware, isWorkspaceTreeMessage } from "../middleware/index.js";
 import { createBasicTools } from "../tools/index.js";
-import { makeAgent, openAiHistoryProblems, tempRoot, text, treeMessages, workspaceTools } from "./helpers/agentHarness.js";
+import { fileManagerPool, makeAgent, openAiHistoryProblems, tempRoot, text, treeMessages, workspaceTools } from "./helpers/agentHarness.js";
 
 let root: string;
 let cleanup: () => Promise<void>;
-const opened: FileManagerMiddleware[] = [];
-
-function fileManager(options: Parameters<typeof createFileManagerMiddleware>[0] = {}) {
-  const fm = createFileManagerMiddleware({ rootDir: root, ...options });
-  opened.push(fm);
-  return fm;
-}
+const managers = fileManagerPool(() => root, {});
+const fileManager = managers.make;
 
 /** The messages the model saw at call `i`. */
 function seen(model: { calls: { messages: BaseMessage[] }[] }, i: number): BaseMessage[] {
@@ -35,7 +30,7 @@ before(async () => {
 });
 
 after(async () => {
-  await Promise.all(opened.map((m) => m.close()));
+  await managers.closeAll();
   await cleanup();
 });
 
@@ -238,7 +233,7 @@ describe("robustness", () => {
     const blocker = path.join(root, "not-a-dir");
     const errors: string[] = [];
     const fm = createFileManagerMiddleware({ rootDir: blocker, onError: (e, ctx) => errors.push(`${ctx.hook}: ${e.message}`) });
-    opened.push(fm);
+    managers.track(fm);
     // Broken after the build-time check: a file appears where the root should be.
     await writeFile(blocker, "a file where the root should be");
     const { agent } = await makeAgent({ script: ["still answered"], tools: [], middleware: [fm] });

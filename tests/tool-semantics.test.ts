@@ -5,18 +5,12 @@ import { after, before, describe, it } from "node:test";
 import { HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { z } from "zod";
-import { createFileManagerMiddleware, type FileManagerMiddleware } from "../middleware/index.js";
-import { makeAgent, tempRoot, text } from "./helpers/agentHarness.js";
+import { fileManagerPool, makeAgent, tempRoot, text } from "./helpers/agentHarness.js";
 
 let root: string;
 let cleanup: () => Promise<void>;
-const opened: FileManagerMiddleware[] = [];
-
-function fileManager(options: Parameters<typeof createFileManagerMiddleware>[0] = {}) {
-  const fm = createFileManagerMiddleware({ rootDir: root, onError: () => undefined, tracker: { kind: "polling" }, ...options });
-  opened.push(fm);
-  return fm;
-}
+const managers = fileManagerPool(() => root, { onError: () => undefined, tracker: { kind: "polling" } });
+const fileManager = managers.make;
 
 const run = (agent: any, thread: string) =>
   agent.invoke({ messages: [new HumanMessage("go")] }, { configurable: { thread_id: thread } }) as Promise<{ messages: BaseMessage[] }>;
@@ -27,7 +21,7 @@ before(async () => {
 });
 
 after(async () => {
-  await Promise.all(opened.map((m) => m.close()));
+  await managers.closeAll();
   await cleanup();
 });
 

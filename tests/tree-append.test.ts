@@ -11,21 +11,15 @@ import { fakeModel } from "@langchain/core/testing";
 import { MemorySaver } from "@langchain/langgraph";
 import { createAgent, createMiddleware, summarizationMiddleware, tool } from "langchain";
 import { z } from "zod";
-import { createFileManagerMiddleware, type FileManagerMiddleware } from "../middleware/index.js";
 import { isWorkspaceChangeMessage } from "../middleware/treeMessage.js";
 import { renderDirectoryTree } from "../src/tree.js";
 import { parseTreeListing } from "../src/treeListing.js";
-import { tempRoot, text, treeMessages, workspaceTools } from "./helpers/agentHarness.js";
+import { fileManagerPool, tempRoot, text, treeMessages, workspaceTools } from "./helpers/agentHarness.js";
 
 let root: string;
 let cleanup: () => Promise<void>;
-const opened: FileManagerMiddleware[] = [];
-
-function fileManager(options: Parameters<typeof createFileManagerMiddleware>[0] = {}) {
-  const fm = createFileManagerMiddleware({ rootDir: root, ...options });
-  opened.push(fm);
-  return fm;
-}
+const managers = fileManagerPool(() => root, {});
+const fileManager = managers.make;
 
 type Call = { name: string; args: Record<string, unknown>; id: string };
 
@@ -86,7 +80,7 @@ before(async () => {
 });
 
 after(async () => {
-  await Promise.all(opened.map((m) => m.close()));
+  await managers.closeAll();
   await cleanup();
 });
 

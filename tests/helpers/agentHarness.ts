@@ -11,6 +11,7 @@ import { tool } from "@langchain/core/tools";
 import { MemorySaver } from "@langchain/langgraph";
 import { createAgent } from "langchain";
 import { z } from "zod";
+import { createFileManagerMiddleware, type FileManagerMiddleware } from "../../middleware/fileManager.js";
 import { isWorkspaceTreeMessage } from "../../middleware/treeMessage.js";
 import { parseTreeListing } from "../../src/treeListing.js";
 import { workspaceFromConfig } from "../../src/context/thread.js";
@@ -21,6 +22,25 @@ export async function tempRoot(prefix = "wb-mw-"): Promise<{ root: string; clean
 }
 
 /** Tools that change the workspace the way file tools would (not read-only). */
+/**
+ * FileManagers made for one test file over the root `rootOf()` returns (it is set in `before`),
+ * with the file's defaults; `closeAll` (in `after`) closes every one, tracked ones included.
+ */
+export function fileManagerPool(rootOf: () => string, defaults: Parameters<typeof createFileManagerMiddleware>[0] = {}) {
+  const opened: FileManagerMiddleware[] = [];
+  const track = (fm: FileManagerMiddleware) => {
+    opened.push(fm);
+    return fm;
+  };
+  return {
+    make: (options: Parameters<typeof createFileManagerMiddleware>[0] = {}) => track(createFileManagerMiddleware({ rootDir: rootOf(), ...defaults, ...options })),
+    track,
+    closeAll: async () => {
+      await Promise.all(opened.map((m) => m.close()));
+    },
+  };
+}
+
 export function workspaceTools(rootDir: string) {
   const resolve = (config: unknown, p: string) => workspaceFromConfig(config, rootDir).resolve(p);
   return [
