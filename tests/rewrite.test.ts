@@ -135,9 +135,24 @@ describe("path rewriting: hostile corpus", () => {
     assert.equal(ws.rewrite("/t1/a and /t2/b"), "a and /t2/b");
   });
 
+  const glue = ["/", "\\", "\\\\", "\\/", "%2F", "%2f", ".", "..", " ", "x", "-", "_", "~", ":", '"', "\n", ",", "t1", "t2", "0", "!", "*", "(", "file://", "\u00a0", "é", ""];
+  /** Random texts of bases and glue (a fixed seed: failures reproduce). */
+  function* randomTexts(bases: string[], count: number): Generator<string> {
+    let seed = 7;
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed % n;
+    };
+    for (let i = 0; i < count; i++) {
+      let text = "";
+      for (let k = 0, n = 1 + rand(9); k < n; k++) text += rand(3) === 0 ? bases[rand(bases.length)]! : glue[rand(glue.length)]!;
+      yield text;
+    }
+  }
+
   it("agrees with a naive position-by-position oracle on random text", () => {
     const setups: { ws: Workspace; own: string[]; roots: string[]; bases: string[] }[] = [
-      { ws: t1, own: [`${root}/t1`], roots: [root], bases: [root, `${root}/t1`, `${root}/t10`, "\\/srv\\/agent_files\\/t1", "\\srv\\agent_files", "%2Fsrv%2Fagent_files%2Ft1"] },
+      { ws: t1, own: [`${root}/t1`], roots: [root], bases: [root, `${root}/t1`, `${root}/t10`, "\\/srv\\/agent_files\\/t1", "\\srv\\agent_files", "%2Fsrv%2Fagent_files%2Ft1", "%2fsrv%2fagent_files%2ft1"] },
       {
         ws: Workspace.forThread("D:\\agent_files", "t1"),
         own: ["D:\\agent_files\\t1"],
@@ -146,18 +161,28 @@ describe("path rewriting: hostile corpus", () => {
       },
       { ws: Workspace.forThread("/t1", "t1"), own: ["/t1/t1"], roots: ["/t1"], bases: ["/t1", "/t1/t1", "\\t1\\t1", "/t1/t10", "t1"] },
     ];
-    const glue = ["/", "\\", "\\\\", "\\/", "%2F", ".", "..", " ", "x", "-", "_", "~", ":", '"', "\n", ",", "t1", "t2", "0", "!", "*", "(", "file://", "\u00a0", "é", ""];
-    let seed = 7;
-    const rand = (n: number) => {
-      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-      return seed % n;
-    };
     for (const { ws, own, roots, bases } of setups) {
-      for (let i = 0; i < 4000; i++) {
-        let text = "";
-        for (let k = 0, n = 1 + rand(9); k < n; k++) text += rand(3) === 0 ? bases[rand(bases.length)] : glue[rand(glue.length)];
-        assert.equal(ws.rewrite(text), oracle(text, own, roots, "t1"), `text ${JSON.stringify(text)}`);
-      }
+      for (const text of randomTexts(bases, 4000)) assert.equal(ws.rewrite(text), oracle(text, own, roots, "t1"), `text ${JSON.stringify(text)}`);
+    }
+  });
+
+  it("both engines agree with the oracle: realpaths, suffix- and prefix-related roots, a renamed symlink, odd names", () => {
+    const setups: { own: string[]; roots: string[]; ownName: string; engine: "regex" | "anchor"; bases: string[] }[] = [
+      // The root's real path ends with the root's path: matches that are suffixes of each other.
+      { own: ["/srv/ws/t1", "/mnt/srv/ws/t1"], roots: ["/srv/ws", "/mnt/srv/ws"], ownName: "t1", engine: "regex", bases: ["/srv/ws", "/mnt/srv/ws/t1", "\\mnt\\srv\\ws\\t2", "/srv/ws/t1", "/mnt"] },
+      // One root is the other plus a segment: a shorter spelling can fit where the longer fails.
+      { own: ["/data/t1", "/data/ws/t1"], roots: ["/data", "/data/ws"], ownName: "t1", engine: "regex", bases: ["/data", "/data/ws", "/data/wsx", "/data/ws/t1", "/data/t1", "ws", "/data\\ws"] },
+      // The thread directory is a symlink to a directory of another name.
+      { own: ["/srv/ws/t1", "/srv/ws/real"], roots: ["/srv/ws"], ownName: "t1", engine: "anchor", bases: ["/srv/ws", "/srv/ws/t1", "/srv/ws/real", "/srv/ws/realx", "\\srv\\ws\\real"] },
+      // A name that is not read whole after the root (a trailing dot).
+      { own: ["/srv/ws/t1."], roots: ["/srv/ws"], ownName: "t1.", engine: "anchor", bases: ["/srv/ws", "/srv/ws/t1.", "/srv/ws/t1", "/srv/ws/t1./a"] },
+      // Non-ASCII and a drive letter.
+      { own: ["C:\\Usérs\\ws\\t1"], roots: ["C:\\Usérs\\ws"], ownName: "t1", engine: "regex", bases: ["c:\\Usérs\\ws\\t1", "C:/Usérs/ws", "C:/Us%C3%A9rs/ws/t1", "c:\\\\Usérs\\\\ws\\\\t3"] },
+    ];
+    for (const { own, roots, ownName, engine, bases } of setups) {
+      const rw = PathRewriter.build({ own, roots, ownName })!;
+      assert.equal(rw.engine, engine, `engine for ${JSON.stringify(own)}`);
+      for (const text of randomTexts(bases, 3000)) assert.equal(rw.rewrite(text), oracle(text, own, roots, ownName), `own ${JSON.stringify(own)}, text ${JSON.stringify(text)}`);
     }
   });
 

@@ -3,10 +3,18 @@
  * workspace-relative form, the root and any other directory under it a neutral placeholder, so a
  * tool result never shows the model a host path of the workspace tree.
  *
- * One `indexOf` scan for an *anchor* (a path segment every spelling shares, usually the root's
- * last segment), then each candidate spelling is verified around the hit. Linear in the text,
- * no regex, no per-match callback.
+ * Two engines, one result (tests hold both to a naive oracle):
+ * - `regex` (the usual case): the own directory is a root, a separator and its name, so one
+ *   compiled regex of literal alternatives finds every spelling, the common "own directory, a
+ *   separator, a path" match decided inside the regex; what follows a root is read here.
+ * - `anchor` (a thread directory symlinked under another name, a root without a shared segment):
+ *   one `indexOf` scan for an *anchor* (a path segment every spelling shares, usually the root's
+ *   last segment), each candidate spelling verified around the hit.
+ * Both are linear in the text for ordinary paths, with no per-match callback or allocation beyond
+ * the result.
  */
+
+import { isPathWordChar, matchesAt, SpellingFinder } from "./spellingFinder.js";
 
 /** What another thread's directory (or any entry under the root) is shown as. */
 export const OTHER_WORKSPACE = "<other-workspace>";
@@ -46,6 +54,8 @@ interface Candidate {
 
 interface Anchor {
   text: string;
+  /** The largest offset of the anchor inside a spelling: a match starts at most this far before it. */
+  maxOffset: number;
   /**
    * Candidates by the character before the anchor (ASCII; index 128: any other), each list
    * smallest start first (largest offset), then longest spelling: the leftmost, longest match.
@@ -65,6 +75,8 @@ export class PathRewriter {
   private constructor(
     private readonly anchors: readonly Anchor[],
     private readonly ownName: string,
+    /** Set when every own spelling is a root spelling, a separator and the own name (the usual case). */
+    private readonly finder: SpellingFinder<Spelling> | null,
   ) {}
 
   static build(spec: PathRewriterSpec): PathRewriter | null {
@@ -85,7 +97,9 @@ export class PathRewriter {
     if (all.length === 0) return null;
     const anchors = chooseAnchors(all);
     if (!anchors) return null;
-    const rewriter = new PathRewriter(anchors, spec.ownName);
+    const roots = all.filter((sp) => sp.kind === ROOT);
+    const finder = anchors.length === 1 && ownSpellingsFollowRoots(all, roots, spec.ownName) ? buildFinder(all) : null;
+    const rewriter = new PathRewriter(anchors, spec.ownName, finder);
     if (!warmedUp) {
       warmedUp = true;
       warmUp();
@@ -93,7 +107,13 @@ export class PathRewriter {
     return rewriter;
   }
 
+  /** `regex`: one compiled regex finds every spelling (the usual case); `anchor`: the general scanner. */
+  get engine(): "regex" | "anchor" {
+    return this.finder ? "regex" : "anchor";
+  }
+
   rewrite(text: string): string {
+    if (this.finder) return this.scanRoots(text, this.finder, this.anchors[0]!);
     if (this.anchors.length === 1) return this.scan(text, this.anchors[0]!);
     let out = text;
     for (const a of this.anchors) out = this.scan(out, a);
@@ -120,31 +140,21 @@ export class PathRewriter {
         const sp = c.sp;
         // The anchor itself matched: compare only what lies around it (charCodeAt beats startsWith here).
         if (!aroundMatches(text, sp, start, c.offset - 1, p + anchorLength, c.after)) continue;
-        let begin = start;
         if (start > 0 && isPathWordChar(text.charCodeAt(start - 1))) continue;
-        // `file:///root/...`: the scheme goes with the path.
-        if (start >= 7 && text.charCodeAt(start - 3) === 58 && isFileScheme(text, start - 7) && (start === 7 || !isPathWordChar(text.charCodeAt(start - 8)))) begin = start - 7;
+        const begin = beginOf(text, start);
         const end = start + sp.text.length;
         let replacement: string;
         let consumed: number;
         if (sp.kind === OWN) {
           const tail = matchTail(text, end);
           if (tail < 0) continue;
-          replacement = OWN_REPLACEMENT[tail & 3]!;
+          replacement = REPLACEMENTS[tail & 3]!;
           consumed = (tail >> 2) & 3;
         } else {
-          const r = this.rootTail(text, end);
-          if (r < 0) continue;
-          if (r >= ROOT_OWN_FLAG) {
-            // The own directory in mixed separators (`root\\t1/x`): the own rules after its name.
-            const nameEnd = end + r - ROOT_OWN_FLAG;
-            const tail = matchTail(text, nameEnd);
-            replacement = tail < 0 ? "." : OWN_REPLACEMENT[tail & 3]!;
-            consumed = nameEnd - end + (tail < 0 ? 0 : (tail >> 2) & 3);
-          } else {
-            replacement = r >= ROOT_OTHER_FLAG ? OTHER_WORKSPACE : WORKSPACE_ROOT;
-            consumed = r >= ROOT_OTHER_FLAG ? r - ROOT_OTHER_FLAG : r;
-          }
+          const m = this.afterRoot(text, end);
+          if (m < 0) continue;
+          replacement = REPLACEMENTS[m & 7]!;
+          consumed = m >> 3;
         }
         out += text.slice(from, begin);
         if (replacement !== "") out += replacement;
@@ -155,6 +165,67 @@ export class PathRewriter {
       p = text.indexOf(needle, next);
     }
     return from === 0 ? text : out + text.slice(from);
+  }
+
+  /**
+   * The same rewrite when the own directory needs no spellings of its own: one regex finds every
+   * root spelling (the own directory is a root, a separator and its name), and what follows the
+   * root decides between the own directory, another workspace and the root itself.
+   */
+  private scanRoots(text: string, finder: SpellingFinder<Spelling>, anchor: Anchor): string {
+    // Every match holds the anchor: text without it (most text) costs one `indexOf`.
+    const first = text.indexOf(anchor.text);
+    if (first === -1) return text;
+    const re = finder.re;
+    let searchFrom = Math.max(0, first - anchor.maxOffset);
+    re.lastIndex = searchFrom;
+    let out = "";
+    let from = 0;
+    while (re.test(text)) {
+      const end = re.lastIndex;
+      const hit = finder.identify(text, end, searchFrom);
+      if (hit === undefined) continue; // not reached: the regex matched one of the expansions
+      const start = end - hit.length;
+      let stop = end;
+      // The own directory and a path after it was matched whole by the regex: it is dropped.
+      let m = hit.ended ? 0 : this.afterRoot(text, end);
+      if (m < 0) {
+        // A word goes on after the root (`/srv/files2`): a shorter spelling at this start may fit.
+        for (const other of finder.spellings) {
+          if (other.kind !== ROOT || other.text.length >= hit.length || !matchesAt(text, other, start)) continue;
+          m = this.afterRoot(text, start + other.text.length);
+          if (m >= 0) {
+            stop = start + other.text.length;
+            break;
+          }
+        }
+        if (m < 0) {
+          re.lastIndex = searchFrom = start + 1;
+          continue;
+        }
+      }
+      out += text.slice(from, beginOf(text, start));
+      const replacement = REPLACEMENTS[m & 7]!;
+      if (replacement !== "") out += replacement;
+      re.lastIndex = searchFrom = from = stop + (m >> 3);
+    }
+    return from === 0 ? text : out + text.slice(from);
+  }
+
+  /**
+   * After a root spelling that ends at `end`: the replacement (index into {@link REPLACEMENTS},
+   * low 3 bits) and the characters it consumes after `end` (the rest), or -1 for no match.
+   */
+  private afterRoot(text: string, end: number): number {
+    const r = this.rootTail(text, end);
+    if (r < 0) return -1;
+    if (r >= ROOT_OWN_FLAG) {
+      // The own directory, in any separators (`root\\t1/x`): the own rules after its name.
+      const nameEnd = end + r - ROOT_OWN_FLAG;
+      const tail = matchTail(text, nameEnd);
+      return tail < 0 ? ((nameEnd - end) << 3) | 1 : ((nameEnd - end + ((tail >> 2) & 3)) << 3) | (tail & 3);
+    }
+    return r >= ROOT_OTHER_FLAG ? ((r - ROOT_OTHER_FLAG) << 3) | OTHER : (r << 3) | ROOT_ITSELF;
   }
 
   /**
@@ -191,17 +262,60 @@ let warmedUp = false;
  * feedback there, V8 threw that code away at the end of every call (measured: a third slower).
  */
 function warmUp(): void {
-  const rw = PathRewriter.build({ own: ["/w/r/t1"], roots: ["/w/r"], ownName: "t1" });
   const sample = "a /w/r/t1/x /w/r/t1. /w/r/t2/y file:///w/r/t1/z /w/r ./w/r/t1x /w/r/t1#q /w/r/t10\\q \\w\\r\\t1\\s";
-  for (let i = 0; i < 2; i++) {
-    rw?.rewrite(sample);
-    rw?.rewrite("no path here");
+  // Both engines: a thread directory symlinked under another name takes the anchor scanner.
+  for (const own of [["/w/r/t1"], ["/w/r/t1", "/v/t9"]]) {
+    const rw = PathRewriter.build({ own, roots: ["/w/r", "/v"], ownName: "t1" });
+    for (let i = 0; i < 2; i++) {
+      rw?.rewrite(sample);
+      rw?.rewrite("no path here");
+    }
   }
 }
 
 const ROOT_OTHER_FLAG = 1 << 20;
 const ROOT_OWN_FLAG = 1 << 21;
-const OWN_REPLACEMENT = ["", ".", "./"];
+/** What a match becomes: the own directory (dropped, `.`, `./`), another workspace, the root. */
+const REPLACEMENTS = ["", ".", "./", OTHER_WORKSPACE, WORKSPACE_ROOT];
+const OTHER = 3;
+const ROOT_ITSELF = 4;
+
+/** `file:///root/...`: the scheme goes with the path. Where a match at `start` begins. */
+function beginOf(text: string, start: number): number {
+  return start >= 7 && text.charCodeAt(start - 3) === 58 && isFileScheme(text, start - 7) && (start === 7 || !isPathWordChar(text.charCodeAt(start - 8))) ? start - 7 : start;
+}
+
+/** What the tail rules drop after the own directory, in their order (see {@link matchTail}). */
+const OWN_SEPARATORS = ["\\\\", "\\/", "\\", "/", "%2F", "%2f"];
+/** A character that can start the path after a separator (not {@link isTailStop}). */
+const PATH_START = "(?=[^\\s\"'`<>()\\[\\]{},;|])";
+
+/**
+ * The regex finder: the own directory with a separator and a path start first (the common case,
+ * decided by the regex alone), then the roots (decided by what follows them).
+ */
+function buildFinder(all: readonly Spelling[]): SpellingFinder<Spelling> | null {
+  const longestFirst = [...all].sort((a, b) => b.text.length - a.text.length);
+  return SpellingFinder.build([
+    ...longestFirst.filter((sp) => sp.kind === OWN).map((spelling) => ({ spelling, endings: OWN_SEPARATORS, lookahead: PATH_START })),
+    ...longestFirst.filter((sp) => sp.kind === ROOT).map((spelling) => ({ spelling })),
+  ]);
+}
+
+/**
+ * Whether every own spelling is a root spelling, a separator and the own name, and the name is
+ * read whole after a root (no leading, trailing or double dot): then the roots alone find it.
+ */
+function ownSpellingsFollowRoots(all: readonly Spelling[], roots: readonly Spelling[], ownName: string): boolean {
+  if (!/^(?:[\w~-]|\.(?=[\w~-]))+$/.test(ownName)) return false;
+  return all.every(
+    (sp) => sp.kind === ROOT || roots.some((r) => {
+      if (!sp.text.startsWith(r.text)) return false;
+      const sep = sepLengthAt(sp.text, r.text.length);
+      return sep > 0 && sp.text.slice(r.text.length + sep) === ownName;
+    }),
+  );
+}
 
 /** Every spelling of a system path in text: both separators, JSON-escaped, URL-encoded. */
 function spellingsOf(p: string): string[] {
@@ -256,7 +370,7 @@ function chooseAnchors(all: Spelling[]): Anchor[] | null {
       const slot = c.before >= 0 && c.before < 128 ? c.before : 128;
       (byBefore[slot] ??= []).push(c);
     }
-    anchors.push({ text: best, byBefore });
+    anchors.push({ text: best, maxOffset: Math.max(...candidates.map((c) => c.offset)), byBefore });
   }
   return anchors;
 }
@@ -326,11 +440,6 @@ function matchTail(text: string, end: number): number {
 
 function endKind(text: string, p: number): number {
   return text.charCodeAt(p) === 46 ? 2 : 1;
-}
-
-/** `[\w.\-]`: a character that continues a path segment. */
-function isPathWordChar(c: number): boolean {
-  return isWordChar(c) || c === 46 || c === 45;
 }
 
 function isWordChar(c: number): boolean {
