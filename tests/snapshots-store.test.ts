@@ -46,6 +46,29 @@ async function countFiles(d: string): Promise<number> {
 }
 
 describe("snapshot store", () => {
+  test("between snapshots the working set is packed: one string per directory, unpacked only where a snapshot reads", async () => {
+    const { dir, store } = await fresh();
+    for (const d of ["a", "b", "c"]) {
+      await mkdir(path.join(dir, d), { recursive: true });
+      for (let i = 0; i < 30; i++) await writeFile(path.join(dir, d, `f${i}.txt`), `${d} ${i}\n`);
+    }
+    const first = await store.snapshot();
+    // The working set is private; its packing is what keeps a 100k-file workspace off the heap.
+    const working = () => (store as unknown as { working: Map<string, { size: number; map?: unknown; packed?: string }> }).working;
+    for (const [rel, d] of working()) assert.ok(d.map === undefined && typeof d.packed === "string", `directory ${JSON.stringify(rel)} is packed`);
+    assert.equal(working().get("b")!.size, 30, "its size is known while packed");
+    await writeFile(path.join(dir, "b", "f7.txt"), "edited\n");
+    const second = await store.snapshot({ paths: [path.join(dir, "b", "f7.txt")] });
+    assert.notEqual(second, first);
+    for (const [rel, d] of working()) assert.ok(d.map === undefined, `directory ${JSON.stringify(rel)} packed again after the snapshot`);
+    const files = (await store.manifest(second)).files;
+    assert.equal(files.size, 90);
+    assert.equal(files.get("b/f7.txt")!.s, "edited\n".length, "the edit is in the snapshot");
+    assert.equal(files.get("a/f7.txt")!.s, "a 7\n".length, "untouched directories keep their entries through packing");
+    await store.restore(first);
+    assert.equal(await readFile(path.join(dir, "b", "f7.txt"), "utf8"), "b 7\n", "a restore from packed directories is exact");
+  });
+
   test("unchanged files cost nothing; one edit adds one blob and one tree", async () => {
     const { dir, storeDir, store } = await fresh();
     for (let i = 0; i < 20; i++) await writeFile(path.join(dir, `f${i}.txt`), `file ${i}\n`);
