@@ -26,7 +26,7 @@ import {
 } from "./toolCallSteps.js";
 import type { ToolCallResult } from "./toolResults.js";
 import { TimeTravel, timeTravelStateFields, type TimeTravelThread, type WorkspaceSnapshotRef } from "./timeTravel.js";
-import { buildTreeChangeMessage, buildTreeMessage, isWorkspaceTreeMessage } from "./treeMessage.js";
+import { buildTreeChangeMessage, buildTreeMessage, isWorkspaceTreeMessage, treeTextOf } from "./treeMessage.js";
 import { parseOptions } from "../src/options.js";
 
 /** Tools of this package that never change the workspace. */
@@ -196,10 +196,21 @@ export function createFileManagerStateSchema(guardEntries?: number) {
   });
 }
 
-/** Append mode's record of what the model was told since the last full tree. */
+/**
+ * Append mode's record of what the model was told since the last full tree. What the model
+ * knows is that tree's entries (parsed back from the tree message in the history) without
+ * `removed`, with `added`: the record stays a few bytes while the tree can be kilobytes, and
+ * every checkpoint serialises it several times per step.
+ */
 export interface TreeView {
-  /** Entry keys the model knows (the last full tree plus the changes since), newline-separated. */
-  known: string;
+  /** Entry keys the model learnt of since that tree, newline-separated. */
+  added?: string;
+  /** Entry keys of that tree the model was told are gone, newline-separated. */
+  removed?: string;
+  /** Fingerprint of the known keys (sorted): a rebuilt list is used only if it matches. */
+  sum?: string;
+  /** Older checkpoints: every known key, newline-separated (used as it is when present). */
+  known?: string;
   /** Ids of the change messages appended since that tree (all must still be in the history). */
   ids: string[];
   /** Characters of those change messages, weighed against a fresh tree. */
@@ -210,7 +221,16 @@ export interface TreeView {
   at: number;
 }
 
-const treeViewSchema = z.object({ known: z.string(), ids: z.array(z.string()), chars: z.number(), partial: z.string(), at: z.number() });
+const treeViewSchema = z.object({
+  added: z.string().optional(),
+  removed: z.string().optional(),
+  sum: z.string().optional(),
+  known: z.string().optional(),
+  ids: z.array(z.string()),
+  chars: z.number(),
+  partial: z.string(),
+  at: z.number(),
+});
 
 /**
  * "The workspace may have changed": `true` (older checkpoints) or a unique mark, so a check that
@@ -490,16 +510,20 @@ export class FileManagerHooks {
    * found at: checking that index first keeps the steady state O(1) however far back it is.
    */
   private hasMessage(messages: readonly BaseMessage[], id: string): boolean {
+    return this.findMessage(messages, id) !== undefined;
+  }
+
+  private findMessage(messages: readonly BaseMessage[], id: string): BaseMessage | undefined {
     const hint = this.messageIndex.get(id);
-    if (hint !== undefined && messages[hint]?.id === id) return true;
+    if (hint !== undefined && messages[hint]?.id === id) return messages[hint];
     for (let i = messages.length - 1; i >= 0; i--) {
       if (messages[i]?.id !== id) continue;
       this.messageIndex.delete(id);
       this.messageIndex.set(id, i);
       if (this.messageIndex.size > 4096) this.messageIndex.delete(this.messageIndex.keys().next().value as string);
-      return true;
+      return messages[i];
     }
-    return false;
+    return undefined;
   }
 
   private async checkTree(
@@ -551,15 +575,18 @@ export class FileManagerHooks {
     const listing = parseTreeListing(text);
     const view = state._treeView;
     if (structureChanged && !treeGone && state._treeMessageId && view) {
-      const changed = await this.changeMessage(view, listing, ws, host, changedAt, contentLength(tree));
+      const known = this.knownOf(view, state);
+      const changed = known && (await this.changeMessage(view, known, listing, ws, host, changedAt, contentLength(tree)));
       if (changed) return { ...update, ...changed };
     }
     // Append a full tree; the earlier messages stay as they are.
     update.messages = [tree];
     update._treeMessageId = tree.id;
-    const knownNow = knownText(listing.entries);
-    // An oversized record is not kept: the next change then sends a full tree.
-    update._treeView = knownNow.length <= MAX_KNOWN_CHARS ? { known: knownNow, ids: [], chars: 0, partial: listing.partial.join("\n"), at: Date.now() } : undefined;
+    // Too many entries to diff against: the next change then sends a full tree.
+    update._treeView =
+      knownChars(listing.entries) <= MAX_KNOWN_CHARS
+        ? { added: "", removed: "", sum: knownSum(listing.entries), ids: [], chars: 0, partial: listing.partial.join("\n"), at: Date.now() }
+        : undefined;
     return update;
   }
 
@@ -570,13 +597,13 @@ export class FileManagerHooks {
    */
   private async changeMessage(
     view: TreeView,
+    { base, known }: KnownEntries,
     listing: TreeListing,
     ws: Workspace,
     host: FileOperations,
     changedAt: number,
     treeChars: number,
   ): Promise<FileManagerUpdate | undefined> {
-    const known = view.known === "" ? [] : view.known.split("\n");
     const { added, missing } = diffListings(known, listing.entries);
     if (missing.length + added.length > MAX_UNLISTED_CHECKS || missing.some(isOpaqueKey)) return undefined;
     const at = Date.now();
@@ -598,13 +625,40 @@ export class FileManagerHooks {
     }
     const goneSet = new Set(gone);
     const nextKnown = [...known.filter((k) => !goneSet.has(k)), ...added];
+    if (knownChars(nextKnown) > MAX_KNOWN_CHARS) return undefined;
     const changes = describeChanges(news, foldIntoDirectories(gone), known);
-    const base: TreeView = { ...view, known: knownText(nextKnown), partial: listing.partial.join("\n"), at };
-    if (changes.length === 0) return { _treeView: base };
+    const baseSet = new Set(base);
+    const nextSet = new Set(nextKnown);
+    const { known: _legacy, ...rest } = view;
+    const next: TreeView = {
+      ...rest,
+      added: knownText(nextKnown.filter((k) => !baseSet.has(k))),
+      removed: knownText(base.filter((k) => !nextSet.has(k))),
+      sum: knownSum(nextKnown),
+      partial: listing.partial.join("\n"),
+      at,
+    };
+    if (changes.length === 0) return { _treeView: next };
     const message = buildTreeChangeMessage(changes, { changedAt });
     const chars = view.chars + contentLength(message);
-    if (chars > treeChars || base.known.length > MAX_KNOWN_CHARS) return undefined;
-    return { messages: [message], _treeView: { ...base, ids: [...view.ids, message.id!], chars } };
+    if (chars > treeChars) return undefined;
+    return { messages: [message], _treeView: { ...next, ids: [...view.ids, message.id!], chars } };
+  }
+
+  /**
+   * What the model knows: the last full tree's entries (parsed from that message) with the
+   * view's changes, or the record of an older checkpoint. Undefined when the tree message is
+   * not in the history or was altered (the fingerprint disagrees): then a full tree is sent.
+   */
+  private knownOf(view: TreeView, state: FileManagerStateView): KnownEntries | undefined {
+    const id = state._treeMessageId;
+    const text = id ? treeTextOf(this.findMessage(state.messages ?? [], id)) : undefined;
+    if (text === undefined) return undefined;
+    const base = parseTreeListing(text).entries;
+    if (view.known !== undefined) return { base, known: splitKeys(view.known) };
+    const removed = new Set(splitKeys(view.removed ?? ""));
+    const known = [...base.filter((k) => !removed.has(k)), ...splitKeys(view.added ?? "")];
+    return knownSum(known) === view.sum ? { base, known } : undefined;
   }
 
   private remember(dir: string, entry: TreeCacheEntry): void {
@@ -649,11 +703,33 @@ const MAX_UNLISTED_CHECKS = 64;
 /** Tolerated clock difference between this process and the host holding the files. */
 const CLOCK_SLACK_MS = 2_000;
 const isString = (v: unknown): v is string => typeof v === "string";
-/** Bound of the known-entries record kept in state; a bigger one → a full tree. */
+/** Bound of the known keys diffed against a fresh listing (characters); more → a full tree. */
 const MAX_KNOWN_CHARS = 64_000;
+
+/** The last full tree's entries, and what the model knows now (those with the changes since). */
+interface KnownEntries {
+  base: string[];
+  known: string[];
+}
 
 function knownText(entries: readonly string[]): string {
   return entries.join("\n");
+}
+
+function splitKeys(text: string): string[] {
+  return text === "" ? [] : text.split("\n");
+}
+
+/** Characters of the known keys, newline-separated: what bounds the diff's work. */
+function knownChars(entries: readonly string[]): number {
+  let n = Math.max(0, entries.length - 1);
+  for (const k of entries) n += k.length;
+  return n;
+}
+
+/** Order-free: a rebuilt list may order a removed-then-re-added entry differently. */
+function knownSum(entries: readonly string[]): string {
+  return treeFingerprint(knownText([...entries].sort()));
 }
 
 function contentLength(message: BaseMessage): number {

@@ -15,6 +15,9 @@ export function isWorkspaceTreeMessage(message: unknown): boolean {
   return (m.additional_kwargs?.workbench ?? m.kwargs?.additional_kwargs?.workbench) === WORKSPACE_TREE_MARKER;
 }
 
+const TREE_OPEN = "\n<workspace_tree ";
+const TREE_CLOSE = "\n</workspace_tree>";
+
 /**
  * The tree as a user message: providers accept a user message after a tool result and at the
  * start of a conversation, unlike a tool message with an invented `tool_call_id`.
@@ -27,9 +30,23 @@ export function buildTreeMessage(treeText: string, options: { first: boolean; ch
   return new HumanMessage({
     id: `workspace-tree-${randomUUID()}`,
     name: WORKSPACE_TREE_MARKER,
-    content: `${preface}\n<workspace_tree changed="${changed}">\n${treeText}\n</workspace_tree>`,
+    content: `${preface}${TREE_OPEN}changed="${changed}">\n${treeText}${TREE_CLOSE}`,
     additional_kwargs: { workbench: WORKSPACE_TREE_MARKER },
   });
+}
+
+/**
+ * The rendered tree a full tree message carries (the inverse of {@link buildTreeMessage}), or
+ * undefined for any other message, or one whose text was changed so it no longer has that shape.
+ */
+export function treeTextOf(message: unknown): string | undefined {
+  if (!isWorkspaceTreeMessage(message) || isWorkspaceChangeMessage(message)) return undefined;
+  const content = (message as { content?: unknown }).content;
+  if (typeof content !== "string") return undefined;
+  const open = content.indexOf(TREE_OPEN);
+  const start = open === -1 ? -1 : content.indexOf("\n", open + 1);
+  if (start === -1 || !content.endsWith(TREE_CLOSE)) return undefined;
+  return content.slice(start + 1, content.length - TREE_CLOSE.length);
 }
 
 /** `additional_kwargs.workbench_update` of a change message (a tree message has none). */
@@ -45,7 +62,7 @@ export function isWorkspaceChangeMessage(message: unknown): boolean {
 const MAX_CHANGE_LINE = 240;
 
 function changeLine(change: TreeChange): string {
-    // ASCII only, like the tree (see TREE_BRANCH); `=>` because `->` already marks a symlink's target.
+  // ASCII only, like the tree (see TREE_BRANCH); `=>` because `->` already marks a symlink's target.
   const line = change.kind === "renamed" ? `renamed ${change.from} => ${change.to}` : `${change.kind === "added" ? "+" : "-"} ${change.key}`;
   if (line.length <= MAX_CHANGE_LINE) return line;
   return `${line.slice(0, 140)}...(+${line.length - 220} chars)...${line.slice(-80)}`;

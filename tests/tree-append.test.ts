@@ -32,6 +32,10 @@ function scripted(turns: (Call[] | string)[]) {
 
 const call = (name: string, args: Record<string, unknown>, id: string): Call => ({ name, args, id });
 
+/** The checkpoint surface of an agent (createAgent's types hide it behind the middleware list). */
+type Checkpointed = { getState(c: unknown): Promise<{ values: Record<string, any> }>; updateState(c: unknown, v: unknown): Promise<unknown> };
+const checkpointed = (agent: unknown) => agent as Checkpointed;
+
 /** A workspace big enough that a change message is cheaper than a fresh tree. */
 async function seedWorkspace(thread: string, extra: string[] = []): Promise<string> {
   const dir = path.join(root, thread);
@@ -218,6 +222,62 @@ describe("append mode (default)", () => {
     await invoke(second, "durable", "again");
     assert.deepEqual(changeLines(model.calls[1]!.messages.filter(isWorkspaceChangeMessage).at(-1)), ["renamed old.txt => new.txt"]);
     assert.equal(treeMessages(model.calls[1]!.messages).filter((m) => !isWorkspaceChangeMessage(m)).length, 1, "no second full tree");
+  });
+
+  it("the checkpointed record holds only the changes: what the model knows is rebuilt from the tree message", async () => {
+    await seedWorkspace("small", ["old.txt", "gone.txt"]);
+    const checkpointer = new MemorySaver();
+    const model = scripted([[call("create_file", { path: "src/new.ts" }, "s1")], [call("delete_file", { path: "gone.txt" }, "s2")], "done"]);
+    const agent = createAgent({ model, tools: workspaceTools(root), middleware: [fileManager()], checkpointer });
+    await invoke(agent, "small");
+    const { values } = await checkpointed(agent).getState({ configurable: { thread_id: "small" } });
+    const view = (values as { _treeView?: Record<string, unknown> })._treeView!;
+    assert.equal(view.known, undefined, "no copy of the tree's entries in state");
+    assert.equal(view.added, "src/new.ts");
+    assert.equal(view.removed, "gone.txt");
+    const tree = text(treeMessages((values as { messages: BaseMessage[] }).messages)[0]);
+    assert.ok(JSON.stringify(view).length * 5 < tree.length, `record ${JSON.stringify(view).length} chars vs tree ${tree.length}`);
+    // A fresh process (empty caches) continues from the checkpoint: a rename, not a full tree.
+    const next = scripted([[call("rename_file", { from: "old.txt", to: "new.txt" }, "s3")], "done"]);
+    const again = createAgent({ model: next, tools: workspaceTools(root), middleware: [fileManager()], checkpointer });
+    await invoke(again, "small", "again");
+    assert.deepEqual(changeLines(next.calls[1]!.messages.filter(isWorkspaceChangeMessage).at(-1)), ["renamed old.txt => new.txt"]);
+  });
+
+  it("a tree message altered by other code is not trusted: the next change sends a full tree", async () => {
+    await seedWorkspace("altered", ["old.txt"]);
+    const checkpointer = new MemorySaver();
+    const first = createAgent({ model: scripted(["hi"]), tools: workspaceTools(root), middleware: [fileManager()], checkpointer });
+    const config = { configurable: { thread_id: "altered" } };
+    await invoke(first, "altered");
+    const tree = treeMessages((await checkpointed(first).getState(config)).values.messages as BaseMessage[])[0]!;
+    // Same id, one entry dropped from the listing: the rebuilt list no longer matches the record.
+    const edited = new HumanMessage({ id: tree.id, name: tree.name, content: text(tree).replace(/\n[^\n]*old\.txt/, ""), additional_kwargs: tree.additional_kwargs });
+    assert.notEqual(text(edited), text(tree));
+    await checkpointed(first).updateState(config, { messages: [edited] });
+    const model = scripted([[call("create_file", { path: "fresh.txt" }, "a1")], "done"]);
+    const second = createAgent({ model, tools: workspaceTools(root), middleware: [fileManager()], checkpointer });
+    await invoke(second, "altered", "again");
+    const last = treeMessages(model.calls[1]!.messages).at(-1);
+    assert.ok(!isWorkspaceChangeMessage(last), "a full tree, not a change message computed from a wrong list");
+    assert.match(text(last), /fresh\.txt/);
+  });
+
+  it("an older checkpoint's full record of known entries is still used", async () => {
+    await seedWorkspace("legacy", ["old.txt"]);
+    const checkpointer = new MemorySaver();
+    const first = createAgent({ model: scripted(["hi"]), tools: workspaceTools(root), middleware: [fileManager()], checkpointer });
+    const config = { configurable: { thread_id: "legacy" } };
+    await invoke(first, "legacy");
+    const values = (await checkpointed(first).getState(config)).values as { messages: BaseMessage[]; _treeView: Record<string, unknown> };
+    const listed = parseTreeListing(/<workspace_tree[^>]*>\n([\s\S]*)\n<\/workspace_tree>/.exec(text(treeMessages(values.messages)[0]))![1]!).entries;
+    // The record as v0.1 wrote it: every known key, no deltas, no fingerprint.
+    const { added: _a, removed: _r, sum: _s, ...rest } = values._treeView;
+    await checkpointed(first).updateState(config, { _treeView: { ...rest, known: listed.join("\n") } });
+    const model = scripted([[call("rename_file", { from: "old.txt", to: "new.txt" }, "l1")], "done"]);
+    const second = createAgent({ model, tools: workspaceTools(root), middleware: [fileManager()], checkpointer });
+    await invoke(second, "legacy", "again");
+    assert.deepEqual(changeLines(model.calls[1]!.messages.filter(isWorkspaceChangeMessage).at(-1)), ["renamed old.txt => new.txt"]);
   });
 
   it("with a budgeted tree, entries that only dropped out of the listing are not reported as removed", async () => {
