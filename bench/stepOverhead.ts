@@ -85,7 +85,12 @@ export async function stepOverhead(rootDir: string, thread: string, opts: { roun
   try {
     await fm.hooks.trackerOf(thread)?.start();
     for (const mw of Object.values(setups)) await perStep(mw);
-    for (let r = 0; r < opts.rounds; r++) for (const [name, mw] of Object.entries(setups)) (per[name] ??= []).push(await perStep(mw));
+    // The order alternates round by round (ABBA…): whatever the first or second session of a
+    // round pays (a collection the other left due, a cold cache) falls on both set-ups alike.
+    const order = Object.entries(setups);
+    for (let r = 0; r < opts.rounds; r++) {
+      for (const [name, mw] of r % 2 === 0 ? order : [...order].reverse()) (per[name] ??= []).push(await perStep(mw));
+    }
     const hooksMicros = await hookMicros(fm, tools, thread);
     const diff = (name: string) => per[name]!.map((v, i) => v - per.noop![i]!);
     const above = diff("fm");
