@@ -30,18 +30,43 @@ const noopMiddleware = () =>
     wrapToolCall: (request, handler) => handler(request),
   });
 
+/** A serializer that counts what the checkpointer serialises (bytes and calls). */
+class CountingSerde extends JsonPlusSerializer {
+  bytes = 0;
+  calls = 0;
+  override async dumpsTyped(obj: unknown): Promise<[string, Uint8Array]> {
+    const out = (await super.dumpsTyped(obj)) as [string, Uint8Array];
+    this.bytes += out[1].length;
+    this.calls++;
+    return out;
+  }
+}
+
 /** CPU time (ms, user + system of this process) of one fresh session. */
-async function session(middleware: AgentMiddleware, tools: ReturnType<typeof createBasicTools>, thread: string, steps: number): Promise<number> {
+async function session(middleware: AgentMiddleware, tools: ReturnType<typeof createBasicTools>, thread: string, steps: number, serde?: CountingSerde): Promise<number> {
   const model = fakeModel();
   for (let i = 0; i < steps; i++) model.respond(new AIMessage({ content: "", tool_calls: [{ name: "get_current_time", args: {}, id: `c${i}` }] }));
   model.respond(new AIMessage("done"));
   // A fresh checkpointer per session: every session starts from the same empty history.
-  const agent = createAgent({ model, tools, middleware: [middleware], checkpointer: new MemorySaver() });
+  const agent = createAgent({ model, tools, middleware: [middleware], checkpointer: new MemorySaver(serde) });
   collectGarbage();
   const c0 = process.cpuUsage();
   await agent.invoke({ messages: [new HumanMessage("tick")] }, { configurable: { thread_id: thread }, recursionLimit: 4 * steps + 10 });
   const c = process.cpuUsage(c0);
   return (c.user + c.system) / 1000;
+}
+
+/** Bytes and serialisations per steady step (long − short session, exact: no timing). */
+async function serialisedPerStep(mw: AgentMiddleware, tools: ReturnType<typeof createBasicTools>, thread: string, opts: { short: number; long: number }): Promise<{ bytes: number; calls: number }> {
+  const count = async (steps: number) => {
+    const serde = new CountingSerde();
+    await session(mw, tools, thread, steps, serde);
+    return serde;
+  };
+  const short = await count(opts.short);
+  const long = await count(opts.long);
+  const extra = opts.long - opts.short;
+  return { bytes: (long.bytes - short.bytes) / extra, calls: (long.calls - short.calls) / extra };
 }
 
 /** Mean and 95% confidence half-width of paired differences. */
@@ -59,9 +84,12 @@ export interface StepOverhead {
   /** FileManager − no-op, per step: paired mean ± 95% CI, and the median difference. */
   above: { mean: number; ci: number; median: number };
   /** CPU µs of one checkpoint serialisation (`MemorySaver`'s serde, a 20-step history) with the tree drawn each way. */
-  serialise: { box: number; ascii: number };
+  /** µs per serialisation of a checkpoint with the tree (box drawing, ASCII) and without it; bytes the tree adds. */
+  serialise: { box: number; ascii: number; none: number; treeBytes: number };
   /** µs of CPU in the FileManager's hooks per steady step (beforeModel + wrapToolCall around a read-only tool). */
   hooksMicros: number;
+  /** What the checkpointer serialises per steady step, each set-up (exact counts). */
+  serialised: { fm: { bytes: number; calls: number }; noop: { bytes: number; calls: number } };
 }
 
 /**
@@ -92,6 +120,7 @@ export async function stepOverhead(rootDir: string, thread: string, opts: { roun
       for (const [name, mw] of r % 2 === 0 ? order : [...order].reverse()) (per[name] ??= []).push(await perStep(mw));
     }
     const hooksMicros = await hookMicros(fm, tools, thread);
+    const serialised = { fm: await serialisedPerStep(setups.fm!, tools, thread, opts), noop: await serialisedPerStep(setups.noop!, tools, thread, opts) };
     const diff = (name: string) => per[name]!.map((v, i) => v - per.noop![i]!);
     const above = diff("fm");
     return {
@@ -101,6 +130,7 @@ export async function stepOverhead(rootDir: string, thread: string, opts: { roun
       above: { ...pairedMean(above), median: median([...above]) },
       serialise: await serialisation(`${rootDir}/${thread}`),
       hooksMicros,
+      serialised,
     };
   } finally {
     await fm.close();
@@ -134,21 +164,25 @@ async function hookMicros(fm: ReturnType<typeof createFileManagerMiddleware>, to
   return median(times);
 }
 
-/** One checkpoint's serialisation with the workspace tree in the history, drawn in box-drawing characters vs ASCII. */
-async function serialisation(dir: string): Promise<{ box: number; ascii: number }> {
+/**
+ * One checkpoint's serialisation with the workspace tree in the history, drawn in box-drawing
+ * characters vs ASCII, and without a tree message (so the tree's own cost per byte shows).
+ */
+async function serialisation(dir: string): Promise<StepOverhead["serialise"]> {
   const ascii = await renderDirectoryTree(dir, { rootLabel: "." });
   const box = ascii.replaceAll(TREE_BRANCH, "├── ").replaceAll(TREE_LAST, "└── ").replaceAll(TREE_PIPE, "│   ");
   const serde = new JsonPlusSerializer();
-  const checkpoint = (tree: string) => {
-    const messages: BaseMessage[] = [new HumanMessage({ content: "tick", id: "h" }), new HumanMessage({ content: tree, id: "tree" })];
+  const checkpoint = (tree: string | undefined) => {
+    const messages: BaseMessage[] = [new HumanMessage({ content: "tick", id: "h" })];
+    if (tree !== undefined) messages.push(new HumanMessage({ content: tree, id: "tree" }));
     for (let i = 0; i < 20; i++) {
       messages.push(new AIMessage({ content: "", id: `a${i}`, tool_calls: [{ name: "get_current_time", args: {}, id: `c${i}` }] }));
       messages.push(new ToolMessage({ content: "2026-11-30T19:00:00+00:00", tool_call_id: `c${i}`, id: `t${i}` }));
     }
     return { v: 4, id: "x", ts: "t", channel_values: { messages }, channel_versions: {}, versions_seen: {} };
   };
-  const cases = { box: checkpoint(box), ascii: checkpoint(ascii) };
-  const times: Record<string, number[]> = { box: [], ascii: [] };
+  const cases = { box: checkpoint(box), ascii: checkpoint(ascii), none: checkpoint(undefined) };
+  const times: Record<string, number[]> = { box: [], ascii: [], none: [] };
   for (let r = 0; r < 7; r++) {
     for (const [name, cp] of Object.entries(cases)) {
       const runs = 300;
@@ -158,5 +192,6 @@ async function serialisation(dir: string): Promise<{ box: number; ascii: number 
       times[name]!.push((c.user + c.system) / runs);
     }
   }
-  return { box: median(times.box!), ascii: median(times.ascii!) };
+  const bytes = async (cp: unknown) => ((await serde.dumpsTyped(cp)) as [string, Uint8Array])[1].length;
+  return { box: median(times.box!), ascii: median(times.ascii!), none: median(times.none!), treeBytes: (await bytes(cases.ascii)) - (await bytes(cases.none)) };
 }
