@@ -36,6 +36,16 @@ const call = (name: string, args: Record<string, unknown>, id: string): Call => 
 type Checkpointed = { getState(c: unknown): Promise<{ values: Record<string, any> }>; updateState(c: unknown, v: unknown): Promise<unknown> };
 const checkpointed = (agent: unknown) => agent as Checkpointed;
 
+/** A first run on a seeded thread (its tree sent), then its checkpointed state and a way to edit it. */
+async function firstRun(thread: string) {
+  await seedWorkspace(thread, ["old.txt"]);
+  const checkpointer = new MemorySaver();
+  const agent = checkpointed(createAgent({ model: scripted(["hi"]), tools: workspaceTools(root), middleware: [fileManager()], checkpointer }));
+  const config = { configurable: { thread_id: thread } };
+  await invoke(agent, thread);
+  return { checkpointer, values: async () => (await agent.getState(config)).values, update: (v: unknown) => agent.updateState(config, v) };
+}
+
 /** A workspace big enough that a change message is cheaper than a fresh tree. */
 async function seedWorkspace(thread: string, extra: string[] = []): Promise<string> {
   const dir = path.join(root, thread);
@@ -245,16 +255,12 @@ describe("append mode (default)", () => {
   });
 
   it("a tree message altered by other code is not trusted: the next change sends a full tree", async () => {
-    await seedWorkspace("altered", ["old.txt"]);
-    const checkpointer = new MemorySaver();
-    const first = createAgent({ model: scripted(["hi"]), tools: workspaceTools(root), middleware: [fileManager()], checkpointer });
-    const config = { configurable: { thread_id: "altered" } };
-    await invoke(first, "altered");
-    const tree = treeMessages((await checkpointed(first).getState(config)).values.messages as BaseMessage[])[0]!;
+    const { checkpointer, values, update } = await firstRun("altered");
+    const tree = treeMessages((await values()).messages as BaseMessage[])[0]!;
     // Same id, one entry dropped from the listing: the rebuilt list no longer matches the record.
     const edited = new HumanMessage({ id: tree.id, name: tree.name, content: text(tree).replace(/\n[^\n]*old\.txt/, ""), additional_kwargs: tree.additional_kwargs });
     assert.notEqual(text(edited), text(tree));
-    await checkpointed(first).updateState(config, { messages: [edited] });
+    await update({ messages: [edited] });
     const model = scripted([[call("create_file", { path: "fresh.txt" }, "a1")], "done"]);
     const second = createAgent({ model, tools: workspaceTools(root), middleware: [fileManager()], checkpointer });
     await invoke(second, "altered", "again");
@@ -264,16 +270,12 @@ describe("append mode (default)", () => {
   });
 
   it("an older checkpoint's full record of known entries is still used", async () => {
-    await seedWorkspace("legacy", ["old.txt"]);
-    const checkpointer = new MemorySaver();
-    const first = createAgent({ model: scripted(["hi"]), tools: workspaceTools(root), middleware: [fileManager()], checkpointer });
-    const config = { configurable: { thread_id: "legacy" } };
-    await invoke(first, "legacy");
-    const values = (await checkpointed(first).getState(config)).values as { messages: BaseMessage[]; _treeView: Record<string, unknown> };
+    const { checkpointer, values: read, update } = await firstRun("legacy");
+    const values = (await read()) as { messages: BaseMessage[]; _treeView: Record<string, unknown> };
     const listed = parseTreeListing(/<workspace_tree[^>]*>\n([\s\S]*)\n<\/workspace_tree>/.exec(text(treeMessages(values.messages)[0]))![1]!).entries;
     // The record as v0.1 wrote it: every known key, no deltas, no fingerprint.
     const { added: _a, removed: _r, sum: _s, ...rest } = values._treeView;
-    await checkpointed(first).updateState(config, { _treeView: { ...rest, known: listed.join("\n") } });
+    await update({ _treeView: { ...rest, known: listed.join("\n") } });
     const model = scripted([[call("rename_file", { from: "old.txt", to: "new.txt" }, "l1")], "done"]);
     const second = createAgent({ model, tools: workspaceTools(root), middleware: [fileManager()], checkpointer });
     await invoke(second, "legacy", "again");
