@@ -215,8 +215,11 @@ export interface TreeView {
   ids: string[];
   /** Characters of those change messages, weighed against a fresh tree. */
   chars: number;
-  /** Directories the last listing showed only in part, newline-separated (`*`: any). */
-  partial: string;
+  /**
+   * Directories the last listing showed only in part, newline-separated (`*`: any); absent when
+   * they are those of the last full tree (read from its message).
+   */
+  partial?: string;
   /** When that listing was made (epoch ms). */
   at: number;
 }
@@ -228,7 +231,7 @@ const treeViewSchema = z.object({
   known: z.string().optional(),
   ids: z.array(z.string()),
   chars: z.number(),
-  partial: z.string(),
+  partial: z.string().optional(),
   at: z.number(),
 });
 
@@ -585,7 +588,7 @@ export class FileManagerHooks {
     // Too many entries to diff against: the next change then sends a full tree.
     update._treeView =
       knownChars(listing.entries) <= MAX_KNOWN_CHARS
-        ? { added: "", removed: "", sum: knownSum(listing.entries), ids: [], chars: 0, partial: listing.partial.join("\n"), at: Date.now() }
+        ? { added: "", removed: "", sum: knownSum(listing.entries), ids: [], chars: 0, at: Date.now() }
         : undefined;
     return update;
   }
@@ -597,7 +600,7 @@ export class FileManagerHooks {
    */
   private async changeMessage(
     view: TreeView,
-    { base, known }: KnownEntries,
+    { base, known, basePartial }: KnownEntries,
     listing: TreeListing,
     ws: Workspace,
     host: FileOperations,
@@ -613,7 +616,7 @@ export class FileManagerHooks {
     // Newly listed is not necessarily new when its directory was shown only in part before:
     // such an entry counts as added only if it was modified since that listing.
     const knownSet = new Set(known);
-    const partial = new Set(view.partial === "" ? [] : view.partial.split("\n"));
+    const partial = new Set(view.partial === undefined ? basePartial : splitKeys(view.partial));
     const fresh = new Set<string>();
     const news: string[] = [];
     for (const key of added) {
@@ -635,7 +638,7 @@ export class FileManagerHooks {
       added: knownText(nextKnown.filter((k) => !baseSet.has(k))),
       removed: knownText(base.filter((k) => !nextSet.has(k))),
       sum: knownSum(nextKnown),
-      partial: listing.partial.join("\n"),
+      partial: sameKeys(listing.partial, basePartial) ? undefined : listing.partial.join("\n"),
       at,
     };
     if (changes.length === 0) return { _treeView: next };
@@ -654,11 +657,11 @@ export class FileManagerHooks {
     const id = state._treeMessageId;
     const text = id ? treeTextOf(this.findMessage(state.messages ?? [], id)) : undefined;
     if (text === undefined) return undefined;
-    const base = parseTreeListing(text).entries;
-    if (view.known !== undefined) return { base, known: splitKeys(view.known) };
+    const { entries: base, partial: basePartial } = parseTreeListing(text);
+    if (view.known !== undefined) return { base, known: splitKeys(view.known), basePartial };
     const removed = new Set(splitKeys(view.removed ?? ""));
     const known = [...base.filter((k) => !removed.has(k)), ...splitKeys(view.added ?? "")];
-    return knownSum(known) === view.sum ? { base, known } : undefined;
+    return knownSum(known) === view.sum ? { base, known, basePartial } : undefined;
   }
 
   private remember(dir: string, entry: TreeCacheEntry): void {
@@ -706,14 +709,19 @@ const isString = (v: unknown): v is string => typeof v === "string";
 /** Bound of the known keys diffed against a fresh listing (characters); more → a full tree. */
 const MAX_KNOWN_CHARS = 64_000;
 
-/** The last full tree's entries, and what the model knows now (those with the changes since). */
+/** The last full tree's entries and partial directories, and what the model knows now (those with the changes since). */
 interface KnownEntries {
   base: string[];
   known: string[];
+  basePartial: string[];
 }
 
 function knownText(entries: readonly string[]): string {
   return entries.join("\n");
+}
+
+function sameKeys(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((k, i) => k === b[i]);
 }
 
 function splitKeys(text: string): string[] {

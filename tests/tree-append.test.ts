@@ -245,6 +245,7 @@ describe("append mode (default)", () => {
     assert.equal(view.known, undefined, "no copy of the tree's entries in state");
     assert.equal(view.added, "src/new.ts");
     assert.equal(view.removed, "gone.txt");
+    assert.equal(view.partial, undefined, "the partial directories are the tree's own: not copied either");
     const tree = text(treeMessages((values as { messages: BaseMessage[] }).messages)[0]);
     assert.ok(JSON.stringify(view).length * 5 < tree.length, `record ${JSON.stringify(view).length} chars vs tree ${tree.length}`);
     // A fresh process (empty caches) continues from the checkpoint: a rename, not a full tree.
