@@ -11,7 +11,7 @@ import { fakeModel } from "@langchain/core/testing";
 import { MemorySaver } from "@langchain/langgraph";
 import { createAgent, createMiddleware, summarizationMiddleware, tool } from "langchain";
 import { z } from "zod";
-import { isWorkspaceChangeMessage } from "../middleware/treeMessage.js";
+import { isWorkspaceChangeMessage, treeTextOf } from "../middleware/treeMessage.js";
 import { renderDirectoryTree } from "../src/tree.js";
 import { parseTreeListing } from "../src/treeListing.js";
 import { fileManagerPool, tempRoot, text, treeMessages, workspaceTools } from "./helpers/agentHarness.js";
@@ -273,7 +273,7 @@ describe("append mode (default)", () => {
   it("an older checkpoint's full record of known entries is still used", async () => {
     const { checkpointer, values: read, update } = await firstRun("legacy");
     const values = (await read()) as { messages: BaseMessage[]; _treeView: Record<string, unknown> };
-    const listed = parseTreeListing(/<workspace_tree[^>]*>\n([\s\S]*)\n<\/workspace_tree>/.exec(text(treeMessages(values.messages)[0]))![1]!).entries;
+    const listed = parseTreeListing(treeTextOf(treeMessages(values.messages)[0])!).entries;
     // The record as v0.1 wrote it: every known key, no deltas, no fingerprint.
     const { added: _a, removed: _r, sum: _s, ...rest } = values._treeView;
     await update({ _treeView: { ...rest, known: listed.join("\n") } });

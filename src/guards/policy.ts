@@ -1,5 +1,6 @@
 import { readFile, stat } from "node:fs/promises";
 import robotsParserModule from "robots-parser";
+import { escapeRegExp } from "./regexp.js";
 import { normaliseHost } from "./url.js";
 
 /** How robots.txt is applied: ignored, a warning on the result (default), or a hard block. */
@@ -247,7 +248,7 @@ function compileRule(line: string, source: string): Rule | undefined {
     return { pattern: text, source, matches: (h) => h === base || h.endsWith(`.${base}`) };
   }
   if (host.includes("*")) {
-    const regex = new RegExp(`^${host.split("*").map(escapeRegex).join("[^.]*")}$`);
+    const regex = new RegExp(`^${host.split("*").map(escapeRegExp).join("[^.]*")}$`);
     return { pattern: text, source, matches: (h) => regex.test(h) };
   }
   return { pattern: text, source, matches: (h) => h === host };
@@ -271,6 +272,3 @@ function stripWww(host: string): string {
   return host.startsWith("www.") ? host.slice(4) : host;
 }
 
-function escapeRegex(text: string): string {
-  return text.replace(/[.+?^${}()|[\]\\]/g, "\\$&");
-}

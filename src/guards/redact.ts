@@ -21,6 +21,7 @@
  * Everything here is linear in the text and never throws.
  */
 import { diffLines } from "diff";
+import { escapeRegExp } from "./regexp.js";
 import { VENDOR_PATTERNS, WEBHOOK_PATTERNS, type VendorPattern } from "./secretPatterns.js";
 
 /** Opening of every marker. */
@@ -305,7 +306,7 @@ const CONTEXT_RULES: Array<ContextRule & { needleRes: RegExp[] }> = (<ContextRul
 ]).map((rule) => ({
   ...rule,
   // Case-insensitive tests instead of lower-casing the whole text (which costs more than the rules).
-  needleRes: rule.needles.map((n) => new RegExp(n.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&"), "i")),
+  needleRes: rule.needles.map((n) => new RegExp(escapeRegExp(n), "i")),
 }));
 
 /** `Authorization: "Bearer " + token`: the scheme, not a value. */
@@ -518,7 +519,7 @@ function foldRegion(text: string, from: number, to: number, directEnds: Map<numb
 
 const needleOf = (p: VendorPattern) => p.needle ?? p.prefix;
 const NEEDLES = [...new Set(VENDOR_PATTERNS.map(needleOf).filter((n) => n.length >= 2))].sort((a, b) => b.length - a.length);
-const NEEDLE_RE = new RegExp(NEEDLES.map((n) => n.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")).join("|"), "g");
+const NEEDLE_RE = new RegExp(NEEDLES.map(escapeRegExp).join("|"), "g");
 /** For each needle, the shorter needles it starts with (`sk-ant-` → `sk-`): found together. */
 const NEEDLE_PREFIXES = new Map(NEEDLES.map((n) => [n, NEEDLES.filter((m) => n.startsWith(m))]));
 
@@ -586,7 +587,6 @@ function runNeedles(run: string, offset: number, at: Map<string, number[]>): voi
   }
 }
 
-const escapeLiteral = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
 const BOUNDARY_SRC = "(?<![A-Za-z0-9_-])";
 
 /**
@@ -599,7 +599,7 @@ for (const p of VENDOR_PATTERNS) {
   const needle = needleOf(p);
   if (needle.length < 2) continue;
   const src = p.re.source.startsWith(BOUNDARY_SRC) ? p.re.source.slice(BOUNDARY_SRC.length) : p.re.source;
-  const lit = escapeLiteral(needle);
+  const lit = escapeRegExp(needle);
   if (src.startsWith(lit)) STICKY.set(p, new RegExp(p.re.source, p.re.flags.replace("g", "") + "y"));
 }
 
@@ -645,7 +645,7 @@ const WRAPPED_PREFIX_RE = new RegExp(
   "(?<![A-Za-z0-9_-])(?:" +
     [...new Set(VENDOR_PATTERNS.map((p) => p.prefix).filter((p) => p.length >= 2))]
       .sort((a, b) => b.length - a.length)
-      .map((p) => p.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&"))
+      .map(escapeRegExp)
       .join("|") +
     ")[A-Za-z0-9_+/=.-]{4,120}\\r?\\n[A-Za-z0-9_+/=.-]{4}",
   "g",
@@ -879,10 +879,6 @@ export function secretValues(text: string, opts: RedactOptions = {}): string[] {
   return [...found].sort((a, b) => b.length - a.length);
 }
 
-function escapeRe(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&");
-}
-
 /**
  * Masks every occurrence of the given secret values in `text`, case-insensitively and also by
  * their body without the vendor prefix (`sk-abc…` shown as `SK-abc…` or `abc…`), keeping lines.
@@ -899,7 +895,7 @@ export function maskValues(text: string, values: readonly string[]): string {
       if (body !== v && body.length >= 16) needles.add(body);
     }
     if (needles.size === 0) return text;
-    const re = new RegExp([...needles].sort((a, b) => b.length - a.length).map(escapeRe).join("|"), "gi");
+    const re = new RegExp([...needles].sort((a, b) => b.length - a.length).map(escapeRegExp).join("|"), "gi");
     return text.replace(re, (m) => (m.includes("\n") ? m.replace(/[^\n]+/g, redactionMarker()) : redactionMarker()));
   } catch {
     return text.replace(/[^\n]+/g, redactionMarker());

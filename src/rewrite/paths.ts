@@ -14,7 +14,7 @@
  * the result.
  */
 
-import { isPathWordChar, matchesAt, SpellingFinder } from "./spellingFinder.js";
+import { isPathWordChar, isWordChar, matchesAt, SpellingFinder } from "./spellingFinder.js";
 
 /** What another thread's directory (or any entry under the root) is shown as. */
 export const OTHER_WORKSPACE = "<other-workspace>";
@@ -440,10 +440,6 @@ function matchTail(text: string, end: number): number {
 
 function endKind(text: string, p: number): number {
   return text.charCodeAt(p) === 46 ? 2 : 1;
-}
-
-function isWordChar(c: number): boolean {
-  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
 }
 
 /** A character of a thread directory name (`[A-Za-z0-9_~-]`; dots only inside). */

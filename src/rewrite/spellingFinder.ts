@@ -7,6 +7,8 @@
  * end names the match in a few character reads.
  */
 
+import { escapeRegExp } from "../guards/regexp.js";
+
 export interface FinderSpelling {
   readonly text: string;
   /** Set for `C:`-style spellings: the drive letter matches in either case (upper, lower). */
@@ -76,10 +78,10 @@ export class SpellingFinder<S extends FinderSpelling> {
         const head = literal(e.spelling);
         const after = e.lookahead ?? "";
         if (e.endings && e.endings.length > 0) {
-          sources.push(`${head}(?:${e.endings.map(escape).join("|")})${after}`);
+          sources.push(`${head}(?:${e.endings.map(escapeRegExp).join("|")})${after}`);
           for (const end of e.endings) {
             const text = e.spelling.text + end;
-            expansions.push({ spelling: e.spelling, text, length: text.length, ended: true, exact: new RegExp(`${BOUNDARY}${head}${escape(end)}${after}`, "y") });
+            expansions.push({ spelling: e.spelling, text, length: text.length, ended: true, exact: new RegExp(`${BOUNDARY}${head}${escapeRegExp(end)}${after}`, "y") });
           }
         } else {
           sources.push(head);
@@ -137,16 +139,17 @@ export function matchesAt(text: string, sp: FinderSpelling, start: number): bool
 
 /** `[\w.\-]`: a character that continues a path segment. */
 export function isPathWordChar(c: number): boolean {
-  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 46 || c === 45;
+  return isWordChar(c) || c === 46 || c === 45;
+}
+
+/** `\w`. */
+export function isWordChar(c: number): boolean {
+  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95;
 }
 
 function literal(sp: FinderSpelling): string {
-  if (!sp.drive) return escape(sp.text);
-  return `[${String.fromCharCode(sp.drive[0])}${String.fromCharCode(sp.drive[1])}]` + escape(sp.text.slice(1));
-}
-
-function escape(text: string): string {
-  return text.replace(/[\\^$.*+?()[\]{}|/-]/g, "\\$&");
+  if (!sp.drive) return escapeRegExp(sp.text);
+  return `[${String.fromCharCode(sp.drive[0])}${String.fromCharCode(sp.drive[1])}]` + escapeRegExp(sp.text.slice(1));
 }
 
 /**
