@@ -1,7 +1,9 @@
 /**
  * A whole agent step (model call + one tool call) through a real `createAgent`, with the
  * FileManager against a no-op middleware that has the same three hooks: the difference is what
- * the FileManager costs per step. Also, in the same run: the CPU of the FileManager's own hook
+ * the FileManager costs per step. A third set-up, the no-op plus the FileManager's own tree
+ * message put in the history once, splits that difference into what the framework spends on the
+ * message's bytes and what the FileManager itself adds (hooks, state). Also, in the same run: the CPU of the FileManager's own hook
  * code per steady step (called directly), and what one checkpoint serialisation costs with the
  * tree message drawn in box-drawing characters vs ASCII. Used by middleware.bench.ts.
  */
@@ -29,6 +31,41 @@ const noopMiddleware = () =>
     beforeModel: () => undefined,
     wrapToolCall: (request, handler) => handler(request),
   });
+
+/**
+ * The no-op set-up with `message` in the history (added once, before the first model call, as
+ * the FileManager adds its tree): the floor for any middleware that shows the model this text.
+ */
+const messageFloorMiddleware = (message: BaseMessage) =>
+  createMiddleware({
+    name: "NoOpWithTreeMessage",
+    beforeAgent: (state) =>
+      state.messages.some((m) => m.id === message.id)
+        ? undefined
+        : { messages: [new HumanMessage({ content: message.content, id: message.id, name: message.name, additional_kwargs: message.additional_kwargs })] },
+    beforeModel: () => undefined,
+    wrapToolCall: (request, handler) => handler(request),
+  });
+
+/** The tree message a FileManager session leaves in the history (the first full tree). */
+async function treeMessageOf(middleware: AgentMiddleware, tools: ReturnType<typeof createBasicTools>, thread: string): Promise<BaseMessage> {
+  const model = fakeModel();
+  model.respond(new AIMessage("done"));
+  const agent = createAgent({ model, tools, middleware: [middleware], checkpointer: new MemorySaver() });
+  const config = { configurable: { thread_id: thread } };
+  await agent.invoke({ messages: [new HumanMessage("tick")] }, config);
+  const { values } = await agent.getState(config);
+  const { messages, _treeMessageId: id } = values as { messages: BaseMessage[]; _treeMessageId?: string };
+  const tree = messages.find((m) => m.id !== undefined && m.id === id);
+  if (!tree) throw new Error("step bench: the FileManager session left no tree message");
+  return tree;
+}
+
+/** Every order of `items` (for 3 set-ups, 6): rounds cycle through them, so no set-up always runs first or last. */
+function permutations<T>(items: readonly T[]): T[][] {
+  if (items.length <= 1) return [[...items]];
+  return items.flatMap((item, i) => permutations([...items.slice(0, i), ...items.slice(i + 1)]).map((rest) => [item, ...rest]));
+}
 
 /** A serializer that counts what the checkpointer serialises (bytes and calls). */
 class CountingSerde extends JsonPlusSerializer {
@@ -78,12 +115,18 @@ function pairedMean(diffs: number[]): { mean: number; ci: number } {
 
 export interface StepOverhead {
   rounds: number;
-  /** Per-step CPU ms, medians over rounds. */
+  /** Per-step CPU ms, medians over rounds: FileManager, no-op, no-op with the tree message. */
   ours: number;
   floor: number;
+  messageFloor: number;
   /** FileManager − no-op, per step: paired mean ± 95% CI, and the median difference. */
   above: { mean: number; ci: number; median: number };
-  /** CPU µs of one checkpoint serialisation (`MemorySaver`'s serde, a 20-step history) with the tree drawn each way. */
+  /** No-op with the tree message − no-op: what the framework spends on the message's bytes. */
+  message: { mean: number; ci: number; median: number };
+  /** FileManager − no-op with the tree message: the FileManager's own hooks and state. */
+  own: { mean: number; ci: number; median: number };
+  /** Characters of the tree message. */
+  treeChars: number;
   /** µs per serialisation of a checkpoint with the tree (box drawing, ASCII) and without it; bytes the tree adds. */
   serialise: { box: number; ascii: number; none: number; treeBytes: number };
   /** µs of CPU in the FileManager's hooks per steady step (beforeModel + wrapToolCall around a read-only tool). */
@@ -104,6 +147,7 @@ export async function stepOverhead(rootDir: string, thread: string, opts: { roun
     fm: fm as unknown as AgentMiddleware,
     noop: noopMiddleware() as unknown as AgentMiddleware,
   };
+  let treeChars = 0;
   const per: Record<string, number[]> = {};
   const perStep = async (mw: AgentMiddleware) => {
     const short = await session(mw, tools, thread, opts.short);
@@ -112,22 +156,31 @@ export async function stepOverhead(rootDir: string, thread: string, opts: { roun
   };
   try {
     await fm.hooks.trackerOf(thread)?.start();
+    const tree = await treeMessageOf(setups.fm!, tools, thread);
+    treeChars = typeof tree.content === "string" ? tree.content.length : JSON.stringify(tree.content).length;
+    setups.message = messageFloorMiddleware(tree) as unknown as AgentMiddleware;
     for (const mw of Object.values(setups)) await perStep(mw);
-    // The order alternates round by round (ABBA…): whatever the first or second session of a
-    // round pays (a collection the other left due, a cold cache) falls on both set-ups alike.
-    const order = Object.entries(setups);
+    // Rounds cycle through every order of the set-ups: whatever the first or last session of a
+    // round pays (a collection another left due, a cold cache) falls on all of them alike.
+    const orders = permutations(Object.entries(setups));
     for (let r = 0; r < opts.rounds; r++) {
-      for (const [name, mw] of r % 2 === 0 ? order : [...order].reverse()) (per[name] ??= []).push(await perStep(mw));
+      for (const [name, mw] of orders[r % orders.length]!) (per[name] ??= []).push(await perStep(mw));
     }
     const hooksMicros = await hookMicros(fm, tools, thread);
     const serialised = { fm: await serialisedPerStep(setups.fm!, tools, thread, opts), noop: await serialisedPerStep(setups.noop!, tools, thread, opts) };
-    const diff = (name: string) => per[name]!.map((v, i) => v - per.noop![i]!);
-    const above = diff("fm");
+    const paired = (a: string, b: string) => {
+      const diffs = per[a]!.map((v, i) => v - per[b]![i]!);
+      return { ...pairedMean(diffs), median: median([...diffs]) };
+    };
     return {
       rounds: opts.rounds,
       ours: median([...per.fm!]),
       floor: median([...per.noop!]),
-      above: { ...pairedMean(above), median: median([...above]) },
+      messageFloor: median([...per.message!]),
+      above: paired("fm", "noop"),
+      message: paired("message", "noop"),
+      own: paired("fm", "message"),
+      treeChars,
       serialise: await serialisation(`${rootDir}/${thread}`),
       hooksMicros,
       serialised,
