@@ -121,6 +121,7 @@ export async function run({ quick }: { quick: boolean }): Promise<string> {
     "| what | per step |",
     "|---|---|",
     `| the FileManager's own hook code (beforeModel with nothing changed + wrapToolCall around a read-only tool, called directly, CPU) | ${fmt(step.hooksMicros)} µs |`,
+    `| one more state channel, whatever it holds (a no-op with ${step.perChannel.channels} extra channels set once per run vs the no-op, ${step.perChannel.rounds} rounds, paired, ÷ ${step.perChannel.channels}) | ${fmt(step.perChannel.mean)} ± ${fmt(step.perChannel.ci)} µs |`,
     `| one checkpoint serialisation (\`MemorySaver\`'s serde, 20-step history) with the tree drawn \`├── \`/\`│   \` (the old drawing) | ${fmt(step.serialise.box)} µs |`,
     `| the same with the tree drawn in ASCII (\`\\|-- \`, the drawing now) | ${fmt(step.serialise.ascii)} µs |`,
     `| the same without a tree message in the history | ${fmt(step.serialise.none)} µs |`,
@@ -130,8 +131,8 @@ export async function run({ quick }: { quick: boolean }): Promise<string> {
     "One non-ASCII character in the history makes the whole checkpoint serialise as two-byte text (`JSON.stringify`,",
     "then UTF-8 encoding): one reason the tree is drawn in ASCII (the other: 7–11% fewer o200k tokens). `MemorySaver`",
     "serialises the state (or a node's writes) about 11 times per step, and the tree message rides in each: the bytes",
-    "above are counted, not timed, and what they cost follows from the tree's own serialisation speed. The FileManager's",
-    "own code is microseconds; what the paired CPU difference shows beyond hooks and bytes is the framework's work on a",
-    "larger state and heap, which this machine's run-to-run noise does not resolve further.",
+    "above are counted, not timed. LangGraph also works on every channel of the graph at every step (reads it into each",
+    "node's input, copies its version into every checkpoint): the FileManager's private fields therefore share one",
+    "channel (`_fileManager`; with `startWorkTime`, `fileUpdateTime` and `_workspaceSnapshot`, four channels, ten before).",
   ].join("\n");
 }

@@ -9,11 +9,12 @@
  */
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
-import { MemorySaver } from "@langchain/langgraph";
+import { MemorySaver, StateSchema } from "@langchain/langgraph";
 import { JsonPlusSerializer } from "@langchain/langgraph-checkpoint";
 import { createAgent, createMiddleware, type AgentMiddleware } from "langchain";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
+import { z } from "zod";
 import { createFileManagerMiddleware } from "../middleware/fileManager.js";
 import { renderDirectoryTree, TREE_BRANCH, TREE_LAST, TREE_PIPE } from "../src/tree.js";
 import { createBasicTools } from "../tools/basic.js";
@@ -131,6 +132,8 @@ export interface StepOverhead {
   serialise: { box: number; ascii: number; none: number; treeBytes: number };
   /** µs of CPU in the FileManager's hooks per steady step (beforeModel + wrapToolCall around a read-only tool). */
   hooksMicros: number;
+  /** What one more state channel costs per step (µs, paired mean ± 95% CI), from a no-op with {@link EXTRA_CHANNELS} set channels. */
+  perChannel: { mean: number; ci: number; channels: number; rounds: number };
   /** What the checkpointer serialises per steady step, each set-up (exact counts). */
   serialised: { fm: { bytes: number; calls: number }; noop: { bytes: number; calls: number } };
 }
@@ -167,6 +170,7 @@ export async function stepOverhead(rootDir: string, thread: string, opts: { roun
       for (const [name, mw] of orders[r % orders.length]!) (per[name] ??= []).push(await perStep(mw));
     }
     const hooksMicros = await hookMicros(fm, tools, thread);
+    const perChannel = await channelCost(tools, thread, { ...opts, rounds: Math.max(3, Math.round(opts.rounds / 10)) });
     const serialised = { fm: await serialisedPerStep(setups.fm!, tools, thread, opts), noop: await serialisedPerStep(setups.noop!, tools, thread, opts) };
     const paired = (a: string, b: string) => {
       const diffs = per[a]!.map((v, i) => v - per[b]![i]!);
@@ -183,11 +187,43 @@ export async function stepOverhead(rootDir: string, thread: string, opts: { roun
       treeChars,
       serialise: await serialisation(`${rootDir}/${thread}`),
       hooksMicros,
+      perChannel,
       serialised,
     };
   } finally {
     await fm.close();
   }
+}
+
+/** Extra channels in the per-channel measurement: enough that their cost stands well above the noise. */
+const EXTRA_CHANNELS = 100;
+
+/**
+ * What a state channel costs the framework per step, whatever the middleware does with it: the
+ * no-op against the no-op with {@link EXTRA_CHANNELS} private channels, each set once when a run
+ * starts (as the FileManager's are), paired per round and divided by the channel count.
+ */
+async function channelCost(tools: ReturnType<typeof createBasicTools>, thread: string, opts: { rounds: number; short: number; long: number }): Promise<StepOverhead["perChannel"]> {
+  const names = Array.from({ length: EXTRA_CHANNELS }, (_, i) => `_bench${i}`);
+  const withChannels = createMiddleware({
+    name: "NoOpWithChannels",
+    stateSchema: new StateSchema(Object.fromEntries(names.map((n) => [n, z.string().optional()]))),
+    beforeAgent: (state) => ((state as Record<string, unknown>)[names[0]!] === undefined ? Object.fromEntries(names.map((n) => [n, "set"])) : undefined),
+    beforeModel: () => undefined,
+    wrapToolCall: (request, handler) => handler(request),
+  }) as unknown as AgentMiddleware;
+  const noop = noopMiddleware() as unknown as AgentMiddleware;
+  const perStep = async (mw: AgentMiddleware) => ((await session(mw, tools, thread, opts.long)) - (await session(mw, tools, thread, opts.short))) / (opts.long - opts.short);
+  await perStep(withChannels);
+  await perStep(noop);
+  const diffs: number[] = [];
+  for (let r = 0; r < opts.rounds; r++) {
+    const [a, b] = r % 2 === 0 ? [withChannels, noop] : [noop, withChannels];
+    const first = await perStep(a);
+    const second = await perStep(b);
+    diffs.push(((a === withChannels ? first - second : second - first) * 1000) / EXTRA_CHANNELS);
+  }
+  return { ...pairedMean(diffs), channels: EXTRA_CHANNELS, rounds: opts.rounds };
 }
 
 /** CPU µs of one steady step's hooks, called directly: beforeModel with nothing changed, wrapToolCall around a read-only tool. */

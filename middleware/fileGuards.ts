@@ -20,6 +20,7 @@ import { DEDUP_STUB_STATUS, dedupStubMessage } from "../src/guards/access.js";
 import { BACKEND_WARNING_KEY, isStale, staleWriteWarning } from "../src/guards/staleness.js";
 import { ToolMessage } from "@langchain/core/messages";
 import { ReducedValue, StateSchema } from "@langchain/langgraph";
+import { PackedFields } from "./packedState.js";
 import { createMiddleware, type ToolCallRequest } from "langchain";
 import { z } from "zod";
 import { fileToolProbe, type FileToolProbe, type FileToolTarget } from "../src/context/probes.js";
@@ -362,15 +363,20 @@ export function fileGuardsToolCallStep(options: FileGuardsOptions = {}): ToolCal
   return (ctx, next) => guards(ctx.request, (request) => next({ ...ctx, request }));
 }
 
+/** The standalone guards middleware's channel for its private fields. */
+export const FILE_GUARDS_CHANNEL = "_fileGuards";
+
 /**
  * The file guards as a standalone middleware, for agents that do not use the FileManager
  * middleware (which already runs these guards — do not add both).
  */
 export function fileGuardsMiddleware(options: FileGuardsOptions = {}) {
   const guards = createFileGuardsStep(options);
+  // One channel for the three fields (see packedState.ts); the guards read and write them flat.
+  const packed = new PackedFields(FILE_GUARDS_CHANNEL, fileGuardStateFields(options.maxEntries));
   return createMiddleware({
     name: "FileGuards",
-    stateSchema: new StateSchema(fileGuardStateFields(options.maxEntries)),
-    wrapToolCall: (request, handler) => guards(request as Request, handler as Handler),
+    stateSchema: new StateSchema({ [FILE_GUARDS_CHANNEL]: packed.field }),
+    wrapToolCall: async (request, handler) => packed.packResult(await guards({ ...(request as Request), state: packed.unpack(request.state) } as Request, handler as Handler)),
   });
 }

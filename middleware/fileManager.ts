@@ -28,6 +28,7 @@ import type { ToolCallResult } from "./toolResults.js";
 import { TimeTravel, timeTravelStateFields, type TimeTravelThread, type WorkspaceSnapshotRef } from "./timeTravel.js";
 import { buildTreeChangeMessage, buildTreeMessage, isWorkspaceTreeMessage, treeTextOf } from "./treeMessage.js";
 import { parseOptions } from "../src/options.js";
+import { PackedFields } from "./packedState.js";
 
 /** Tools of this package that never change the workspace. */
 export const DEFAULT_READ_ONLY_TOOLS: readonly string[] = ["get_current_time", "read_file", "search_files", "web_search", "web_extract"];
@@ -167,31 +168,48 @@ const optionsSchema = z.object({
   onError: z.custom<FileManagerOptions["onError"]>(isFunction, "onError must be a function").optional(),
 });
 
+/** The graph channel holding the FileManager's private fields (see {@link fileManagerPrivateFields}). */
+export const FILE_MANAGER_CHANNEL = "_fileManager";
+
 /**
- * State kept per thread: `startWorkTime` and `fileUpdateTime` (epoch ms), and private `_` keys.
- * Private keys are never sent to the model, but they are ordinary graph state: checkpointed, and
- * visible to the application in `getState()`, `streamMode: "updates"`/`"values"` and a LangGraph
- * server's run responses. Includes the file guards' private fields (sized by `guardEntries`).
+ * The FileManager's private fields, packed in one channel (`_fileManager`): the tree's
+ * (`_treeFingerprint`, `_treeMessageId`, `_treeView`, `_treeDirty`) and the file guards'
+ * (`_fileReadLedger`, `_fileReadTimes`, `_toolLoop`, sized by `guardEntries`). Each graph channel
+ * costs the framework work at every step, so seven fields share one; the hooks read and write
+ * them flat ({@link FileManagerStateView}).
  */
-export function createFileManagerStateSchema(guardEntries?: number) {
-  return new StateSchema({
-    /** When the current run started (epoch ms). */
-    startWorkTime: z.number().optional(),
-    /** Newest known change to the workspace (epoch ms). */
-    fileUpdateTime: z.number().optional(),
+export function fileManagerPrivateFields(guardEntries?: number): PackedFields {
+  return new PackedFields(FILE_MANAGER_CHANNEL, {
     /** Fingerprint of the tree the model last saw (or was deliberately not shown). */
-    _treeFingerprint: z.string().optional(),
+    _treeFingerprint: z.string(),
     /** Id of the latest full tree message, to notice when summarisation or trimming removed it. */
-    _treeMessageId: z.string().optional(),
+    _treeMessageId: z.string(),
     /** Append mode: what the model knows since that tree (see {@link TreeView}). */
-    _treeView: treeViewSchema.optional(),
+    _treeView: treeViewSchema,
     /**
      * A tool that may change the workspace ran since the last check: a unique mark (see
      * {@link dirtyMark}), or `false` after a check that sent something. Reduced (last write wins)
      * because parallel tool calls write it in the same step.
      */
-    _treeDirty: new ReducedValue(z.union([z.boolean(), z.string()]).optional(), { reducer: (_current: DirtyMark | undefined, next: DirtyMark | undefined) => next }),
+    _treeDirty: new ReducedValue(z.union([z.boolean(), z.string()]), { reducer: (_current: DirtyMark | undefined, next: DirtyMark | undefined) => next }),
     ...fileGuardStateFields(guardEntries),
+  });
+}
+
+/**
+ * State kept per thread: `startWorkTime` and `fileUpdateTime` (epoch ms), the private fields in
+ * one `_fileManager` channel ({@link fileManagerPrivateFields}) and time travel's
+ * `_workspaceSnapshot`. Private fields are never sent to the model, but they are ordinary graph
+ * state: checkpointed, and visible to the application in `getState()`, `streamMode:
+ * "updates"`/`"values"` and a LangGraph server's run responses.
+ */
+export function createFileManagerStateSchema(guardEntries?: number, packed: PackedFields = fileManagerPrivateFields(guardEntries)) {
+  return new StateSchema({
+    /** When the current run started (epoch ms). */
+    startWorkTime: z.number().optional(),
+    /** Newest known change to the workspace (epoch ms). */
+    fileUpdateTime: z.number().optional(),
+    [FILE_MANAGER_CHANNEL]: packed.field,
     ...timeTravelStateFields(),
   });
 }
@@ -251,7 +269,7 @@ function isDirty(state: FileManagerStateView, cached: TreeCacheEntry | undefined
 /** The state schema with default sizes. */
 export const fileManagerStateSchema = createFileManagerStateSchema();
 
-/** The slice of agent state the FileManager reads. */
+/** The slice of agent state the FileManager's hooks read: the `_fileManager` channel's fields spread flat. */
 export interface FileManagerStateView {
   messages?: BaseMessage[];
   startWorkTime?: number;
@@ -762,12 +780,14 @@ function contentLength(message: BaseMessage): number {
  */
 export function createFileManagerMiddleware(options: FileManagerOptions = {}) {
   const hooks = new FileManagerHooks(options);
+  const packed = fileManagerPrivateFields(options.fileGuards ? options.fileGuards.maxEntries : undefined);
   const middleware = createMiddleware({
     name: "FileManagerMiddleware",
-    stateSchema: createFileManagerStateSchema(options.fileGuards ? options.fileGuards.maxEntries : undefined),
-    beforeAgent: (state, runtime) => hooks.beforeAgent(state as FileManagerStateView, runtime as FileManagerRuntimeView) as never,
-    beforeModel: (state, runtime) => hooks.beforeModel(state as FileManagerStateView, runtime as FileManagerRuntimeView) as never,
-    wrapToolCall: (request, handler) => hooks.wrapToolCall(request as ToolCallRequest, handler as never),
+    stateSchema: createFileManagerStateSchema(undefined, packed),
+    beforeAgent: async (state, runtime) => packed.pack(await hooks.beforeAgent(packed.unpack(state) as FileManagerStateView, runtime as FileManagerRuntimeView)) as never,
+    beforeModel: async (state, runtime) => packed.pack(await hooks.beforeModel(packed.unpack(state) as FileManagerStateView, runtime as FileManagerRuntimeView)) as never,
+    wrapToolCall: async (request, handler) =>
+      packed.packResult(await hooks.wrapToolCall({ ...(request as ToolCallRequest), state: packed.unpack(request.state) }, handler as never)),
   });
   return Object.assign(middleware, {
     /** The hook implementations (benchmarks, custom graphs). */

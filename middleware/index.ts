@@ -7,6 +7,8 @@ export {
   FileManagerHooks,
   fileManagerStateSchema,
   createFileManagerStateSchema,
+  fileManagerPrivateFields,
+  FILE_MANAGER_CHANNEL,
   DEFAULT_READ_ONLY_TOOLS,
   type FileManagerMiddleware,
   type FileManagerOptions,
@@ -27,11 +29,13 @@ export {
   type ToolCallNext,
   type ToolCallStep,
 } from "./toolCallSteps.js";
+export { PackedFields } from "./packedState.js";
 export { mapContentText, mapMessageStrings, mapMessageText, mapToolResultStrings, mapToolResultText, toolErrorMessage, withStateUpdate, type ToolCallResult } from "./toolResults.js";
 
 // stateful file guards (read dedup, staleness, loop detection)
 export {
   fileGuardsMiddleware,
+  FILE_GUARDS_CHANNEL,
   fileGuardsToolCallStep,
   createFileGuardsStep,
   fileGuardStateFields,

@@ -116,7 +116,7 @@ export function withStateUpdate(result: ToolCallResult, fields: Record<string, u
   return copyCommand(result, update);
 }
 
-function copyCommand(command: Command, update: Command["update"]): Command {
+export function copyCommand(command: Command, update: Command["update"]): Command {
   return new Command({
     update,
     goto: command.goto,

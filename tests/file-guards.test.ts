@@ -166,8 +166,9 @@ describe("read dedup", () => {
     for (const f of ["a", "b", "c"]) await writeFile(path.join(t.dir, `${f}.txt`), `${f}\n`);
     const parallel = await runAgent([[read("p1", { path: "a.txt" }), read("p2", { path: "b.txt" }), read("p3", { path: "c.txt" })]], { threadId: t.id, checkpointer: new MemorySaver() });
     const state = await parallel.state();
-    assert.equal(Object.keys(state._fileReadLedger).length, 3);
-    assert.equal(Object.keys(state._fileReadTimes).length, 3);
+    assert.equal(Object.keys(state._fileGuards._fileReadLedger).length, 3);
+    assert.equal(Object.keys(state._fileGuards._fileReadTimes).length, 3);
+    assert.equal(state._fileReadLedger, undefined, "the guards' fields share one channel");
 
     const t2 = await thread();
     for (const f of ["a", "b", "c"]) await writeFile(path.join(t2.dir, `${f}.txt`), `${f}\n`);
@@ -177,7 +178,7 @@ describe("read dedup", () => {
       checkpointer: new MemorySaver(),
     });
     const s = await small.state();
-    const kept = Object.values(s._fileReadLedger).map((e: any) => e.toolCallId).sort();
+    const kept = Object.values(s._fileGuards._fileReadLedger).map((e: any) => e.toolCallId).sort();
     assert.deepEqual(kept, ["s2", "s3"], "the oldest entry was evicted");
   });
 });

@@ -157,7 +157,7 @@ describe("tree injection", () => {
     assert.equal(t2.messages.filter((m) => text(m).includes("only-in-t1")).length, 0);
     const state1 = await agent.graph.getState({ configurable: { thread_id: "iso-1" } });
     const state2 = await agent.graph.getState({ configurable: { thread_id: "iso-2" } });
-    assert.notEqual(state1.values._treeFingerprint, state2.values._treeFingerprint);
+    assert.notEqual(state1.values._fileManager._treeFingerprint, state2.values._fileManager._treeFingerprint);
   });
 
   it("restores a tree that was removed from history (e.g. by summarisation)", async () => {
@@ -181,11 +181,11 @@ describe("state", () => {
     const out = (await run(agent, "stateful")) as any;
     assert.ok(out.startWorkTime >= t0);
     assert.ok(out.fileUpdateTime >= t0 - 5_000, "fileUpdateTime reflects the created file");
-    assert.equal(out._treeFingerprint, undefined);
-    assert.equal(out._treeDirty, undefined);
+    assert.equal(out._fileManager, undefined, "the private channel is not in the output");
     const state = await agent.graph.getState({ configurable: { thread_id: "stateful" } });
-    assert.equal(typeof state.values._treeFingerprint, "string", "private keys are checkpointed");
-    assert.equal(state.values._treeDirty, false);
+    assert.equal(typeof state.values._fileManager._treeFingerprint, "string", "private keys are checkpointed");
+    assert.equal(state.values._fileManager._treeDirty, false);
+    assert.equal(state.values._treeFingerprint, undefined, "the private fields share one channel");
   });
 
   it("a step whose check finds no change writes no state (langchain would write every message back)", async () => {

@@ -241,7 +241,7 @@ describe("append mode (default)", () => {
     const agent = createAgent({ model, tools: workspaceTools(root), middleware: [fileManager()], checkpointer });
     await invoke(agent, "small");
     const { values } = await checkpointed(agent).getState({ configurable: { thread_id: "small" } });
-    const view = (values as { _treeView?: Record<string, unknown> })._treeView!;
+    const view = (values as { _fileManager: { _treeView?: Record<string, unknown> } })._fileManager._treeView!;
     assert.equal(view.known, undefined, "no copy of the tree's entries in state");
     assert.equal(view.added, "src/new.ts");
     assert.equal(view.removed, "gone.txt");
@@ -272,11 +272,11 @@ describe("append mode (default)", () => {
 
   it("an older checkpoint's full record of known entries is still used", async () => {
     const { checkpointer, values: read, update } = await firstRun("legacy");
-    const values = (await read()) as { messages: BaseMessage[]; _treeView: Record<string, unknown> };
+    const values = (await read()) as { messages: BaseMessage[]; _fileManager: { _treeView: Record<string, unknown> } };
     const listed = parseTreeListing(treeTextOf(treeMessages(values.messages)[0])!).entries;
     // The record as v0.1 wrote it: every known key, no deltas, no fingerprint.
-    const { added: _a, removed: _r, sum: _s, ...rest } = values._treeView;
-    await update({ _treeView: { ...rest, known: listed.join("\n") } });
+    const { added: _a, removed: _r, sum: _s, ...rest } = values._fileManager._treeView;
+    await update({ _fileManager: { _treeView: { ...rest, known: listed.join("\n") } } });
     const model = scripted([[call("rename_file", { from: "old.txt", to: "new.txt" }, "l1")], "done"]);
     const second = createAgent({ model, tools: workspaceTools(root), middleware: [fileManager()], checkpointer });
     await invoke(second, "legacy", "again");
