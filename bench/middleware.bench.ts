@@ -79,7 +79,9 @@ export async function run({ quick }: { quick: boolean }): Promise<string> {
   const kb = (bytes: number) => `${fmt(bytes / 1024)} KiB`;
   const extraBytes = step.serialised.fm.bytes - step.serialised.noop.bytes;
   // The cost of a byte of tree text, not of the average byte (object-heavy history is slower).
-  const bytesPerMicro = step.serialise.treeBytes / Math.max(0.01, step.serialise.ascii - step.serialise.none);
+  const treeMicros = step.serialise.ascii - step.serialise.none;
+  // Below a microsecond the difference of two medians is this machine's noise, not a rate.
+  const bytesPerMicro = treeMicros >= 1 ? step.serialise.treeBytes / treeMicros : undefined;
   return [
     "## FileManager beforeModel overhead",
     "",
@@ -126,7 +128,9 @@ export async function run({ quick }: { quick: boolean }): Promise<string> {
     `| the same with the tree drawn in ASCII (\`\\|-- \`, the drawing now) | ${fmt(step.serialise.ascii)} µs |`,
     `| the same without a tree message in the history | ${fmt(step.serialise.none)} µs |`,
     `| bytes the checkpointer serialises per steady step (counted exactly): FileManager / no-op | ${kb(step.serialised.fm.bytes)} in ${fmt(step.serialised.fm.calls)} serialisations / ${kb(step.serialised.noop.bytes)} in ${fmt(step.serialised.noop.calls)} |`,
-    `| the difference, ${kb(extraBytes)}, at what a byte of tree text costs (${kb(step.serialise.treeBytes)} added ${fmt(step.serialise.ascii - step.serialise.none)} µs above: ${fmt(bytesPerMicro)} bytes/µs) | ${fmt(extraBytes / bytesPerMicro / 1000)} ms |`,
+    bytesPerMicro === undefined
+      ? `| the difference, ${kb(extraBytes)}, at what a byte of tree text costs (${kb(step.serialise.treeBytes)} added ${fmt(treeMicros)} µs: within this run's noise) | — |`
+      : `| the difference, ${kb(extraBytes)}, at what a byte of tree text costs (${kb(step.serialise.treeBytes)} added ${fmt(treeMicros)} µs above: ${fmt(bytesPerMicro)} bytes/µs) | ${fmt(extraBytes / bytesPerMicro / 1000)} ms |`,
     "",
     "One non-ASCII character in the history makes the whole checkpoint serialise as two-byte text (`JSON.stringify`,",
     "then UTF-8 encoding): one reason the tree is drawn in ASCII (the other: 7–11% fewer o200k tokens). `MemorySaver`",

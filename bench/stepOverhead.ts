@@ -15,7 +15,7 @@ import { createAgent, createMiddleware, type AgentMiddleware } from "langchain";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { z } from "zod";
-import { createFileManagerMiddleware } from "../middleware/fileManager.js";
+import { createFileManagerMiddleware, FILE_MANAGER_CHANNEL } from "../middleware/fileManager.js";
 import { renderDirectoryTree, TREE_BRANCH, TREE_LAST, TREE_PIPE } from "../src/tree.js";
 import { createBasicTools } from "../tools/basic.js";
 import { median } from "./fixtures.js";
@@ -56,7 +56,8 @@ async function treeMessageOf(middleware: AgentMiddleware, tools: ReturnType<type
   const config = { configurable: { thread_id: thread } };
   await agent.invoke({ messages: [new HumanMessage("tick")] }, config);
   const { values } = await agent.getState(config);
-  const { messages, _treeMessageId: id } = values as { messages: BaseMessage[]; _treeMessageId?: string };
+  const { messages, [FILE_MANAGER_CHANNEL]: own } = values as { messages: BaseMessage[]; _fileManager?: { _treeMessageId?: string } };
+  const id = own?._treeMessageId;
   const tree = messages.find((m) => m.id !== undefined && m.id === id);
   if (!tree) throw new Error("step bench: the FileManager session left no tree message");
   return tree;
