@@ -91,9 +91,13 @@ export class PackedFields {
     if (!isCommand(result) || result.graph === Command.PARENT || result.update === undefined) return result;
     const update = result.update;
     if (Array.isArray(update)) {
-      if (!update.some(([key]) => this.keys.has(key as string))) return result;
       const packed: Record<string, unknown> = {};
-      const rest = update.filter(([key, value]) => (this.keys.has(key as string) ? ((packed[key as string] = value), false) : true));
+      const rest: [string, unknown][] = [];
+      for (const [key, value] of update as [string, unknown][]) {
+        if (this.keys.has(key)) packed[key] = value;
+        else rest.push([key, value]);
+      }
+      if (rest.length === update.length) return result;
       return copyCommand(result, [...rest, [this.channel, packed]] as Command["update"]);
     }
     const packedUpdate = this.pack(update as Record<string, unknown>);
@@ -103,6 +107,5 @@ export class PackedFields {
 
 /** A field's default belongs to the flat view; inside the channel an absent field stays absent. */
 function unwrapDefault(schema: z.ZodType): z.ZodType {
-  const def = (schema as { def?: { type?: string; innerType?: z.ZodType } }).def;
-  return def?.type === "default" && def.innerType ? def.innerType : schema;
+  return schema instanceof z.ZodDefault ? (schema.unwrap() as z.ZodType) : schema;
 }
