@@ -3,9 +3,10 @@
  * FileManager against a no-op middleware that has the same three hooks: the difference is what
  * the FileManager costs per step. A third set-up, the no-op plus the FileManager's own tree
  * message put in the history once, splits that difference into what the framework spends on the
- * message's bytes and what the FileManager itself adds (hooks, state). Also, in the same run: the CPU of the FileManager's own hook
- * code per steady step (called directly), and what one checkpoint serialisation costs with the
- * tree message drawn in box-drawing characters vs ASCII. Used by middleware.bench.ts.
+ * message's bytes and what the FileManager itself adds (hooks, state). Also, in the same run:
+ * the CPU of the FileManager's own hook code per steady step (called directly), what one more
+ * state channel costs per step, and what one checkpoint serialisation costs with the tree
+ * message drawn in box-drawing characters vs ASCII. Used by middleware.bench.ts.
  */
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
@@ -108,6 +109,32 @@ async function serialisedPerStep(mw: AgentMiddleware, tools: ReturnType<typeof c
   return { bytes: (long.bytes - short.bytes) / extra, calls: (long.calls - short.calls) / extra };
 }
 
+/**
+ * Per-step CPU ms of each set-up, one figure per round: a long session minus a short one,
+ * divided by the extra steps. One warm-up round first; then rounds cycle through every order of
+ * the set-ups, so whatever the first or last session of a round pays (a collection another left
+ * due, a cold cache) falls on all of them alike.
+ */
+async function perStepRounds(
+  setups: Record<string, AgentMiddleware>,
+  tools: ReturnType<typeof createBasicTools>,
+  thread: string,
+  opts: { rounds: number; short: number; long: number },
+): Promise<Record<string, number[]>> {
+  const perStep = async (mw: AgentMiddleware) => {
+    const short = await session(mw, tools, thread, opts.short);
+    const long = await session(mw, tools, thread, opts.long);
+    return (long - short) / (opts.long - opts.short);
+  };
+  for (const mw of Object.values(setups)) await perStep(mw);
+  const per: Record<string, number[]> = {};
+  const orders = permutations(Object.entries(setups));
+  for (let r = 0; r < opts.rounds; r++) {
+    for (const [name, mw] of orders[r % orders.length]!) (per[name] ??= []).push(await perStep(mw));
+  }
+  return per;
+}
+
 /** Mean and 95% confidence half-width of paired differences. */
 function pairedMean(diffs: number[]): { mean: number; ci: number } {
   const mean = diffs.reduce((a, b) => a + b, 0) / diffs.length;
@@ -151,25 +178,12 @@ export async function stepOverhead(rootDir: string, thread: string, opts: { roun
     fm: fm as unknown as AgentMiddleware,
     noop: noopMiddleware() as unknown as AgentMiddleware,
   };
-  let treeChars = 0;
-  const per: Record<string, number[]> = {};
-  const perStep = async (mw: AgentMiddleware) => {
-    const short = await session(mw, tools, thread, opts.short);
-    const long = await session(mw, tools, thread, opts.long);
-    return (long - short) / (opts.long - opts.short);
-  };
   try {
     await fm.hooks.trackerOf(thread)?.start();
     const tree = await treeMessageOf(setups.fm!, tools, thread);
-    treeChars = typeof tree.content === "string" ? tree.content.length : JSON.stringify(tree.content).length;
+    const treeChars = typeof tree.content === "string" ? tree.content.length : JSON.stringify(tree.content).length;
     setups.message = messageFloorMiddleware(tree) as unknown as AgentMiddleware;
-    for (const mw of Object.values(setups)) await perStep(mw);
-    // Rounds cycle through every order of the set-ups: whatever the first or last session of a
-    // round pays (a collection another left due, a cold cache) falls on all of them alike.
-    const orders = permutations(Object.entries(setups));
-    for (let r = 0; r < opts.rounds; r++) {
-      for (const [name, mw] of orders[r % orders.length]!) (per[name] ??= []).push(await perStep(mw));
-    }
+    const per = await perStepRounds(setups, tools, thread, opts);
     const hooksMicros = await hookMicros(fm, tools, thread);
     const perChannel = await channelCost(tools, thread, { ...opts, rounds: Math.max(3, Math.round(opts.rounds / 10)) });
     const serialised = { fm: await serialisedPerStep(setups.fm!, tools, thread, opts), noop: await serialisedPerStep(setups.noop!, tools, thread, opts) };
@@ -213,17 +227,8 @@ async function channelCost(tools: ReturnType<typeof createBasicTools>, thread: s
     beforeModel: () => undefined,
     wrapToolCall: (request, handler) => handler(request),
   }) as unknown as AgentMiddleware;
-  const noop = noopMiddleware() as unknown as AgentMiddleware;
-  const perStep = async (mw: AgentMiddleware) => ((await session(mw, tools, thread, opts.long)) - (await session(mw, tools, thread, opts.short))) / (opts.long - opts.short);
-  await perStep(withChannels);
-  await perStep(noop);
-  const diffs: number[] = [];
-  for (let r = 0; r < opts.rounds; r++) {
-    const [a, b] = r % 2 === 0 ? [withChannels, noop] : [noop, withChannels];
-    const first = await perStep(a);
-    const second = await perStep(b);
-    diffs.push(((a === withChannels ? first - second : second - first) * 1000) / EXTRA_CHANNELS);
-  }
+  const per = await perStepRounds({ withChannels, noop: noopMiddleware() as unknown as AgentMiddleware }, tools, thread, opts);
+  const diffs = per.withChannels!.map((v, i) => ((v - per.noop![i]!) * 1000) / EXTRA_CHANNELS);
   return { ...pairedMean(diffs), channels: EXTRA_CHANNELS, rounds: opts.rounds };
 }
 

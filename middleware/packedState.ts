@@ -76,32 +76,31 @@ export class PackedFields {
   /** A state update with the packed fields moved into the channel (others, and `undefined`, as they are). */
   pack<U>(update: U): U {
     if (!update || typeof update !== "object" || Array.isArray(update)) return update;
-    let packed: Record<string, unknown> | undefined;
-    let rest: Record<string, unknown> | undefined;
-    for (const [key, value] of Object.entries(update)) {
-      if (this.keys.has(key)) (packed ??= {})[key] = value;
-      else (rest ??= {})[key] = value;
-    }
-    if (!packed) return update;
-    return { ...rest, [this.channel]: packed } as U;
+    const split = this.split(Object.entries(update));
+    return split ? ({ ...Object.fromEntries(split.rest), [this.channel]: split.packed } as U) : update;
   }
 
   /** A tool call's result with the packed fields of its state update moved into the channel. */
   packResult(result: ToolCallResult): ToolCallResult {
     if (!isCommand(result) || result.graph === Command.PARENT || result.update === undefined) return result;
     const update = result.update;
-    if (Array.isArray(update)) {
-      const packed: Record<string, unknown> = {};
-      const rest: [string, unknown][] = [];
-      for (const [key, value] of update as [string, unknown][]) {
-        if (this.keys.has(key)) packed[key] = value;
-        else rest.push([key, value]);
-      }
-      if (rest.length === update.length) return result;
-      return copyCommand(result, [...rest, [this.channel, packed]] as Command["update"]);
+    if (!Array.isArray(update)) {
+      const packed = this.pack(update as Record<string, unknown>);
+      return packed === update ? result : copyCommand(result, packed as Command["update"]);
     }
-    const packedUpdate = this.pack(update as Record<string, unknown>);
-    return packedUpdate === update ? result : copyCommand(result, packedUpdate as Command["update"]);
+    const split = this.split(update as [string, unknown][]);
+    return split ? copyCommand(result, [...split.rest, [this.channel, split.packed]] as Command["update"]) : result;
+  }
+
+  /** Update entries split into the packed fields and the rest; undefined when none is packed. */
+  private split(entries: [string, unknown][]): { packed: Record<string, unknown>; rest: [string, unknown][] } | undefined {
+    let packed: Record<string, unknown> | undefined;
+    const rest: [string, unknown][] = [];
+    for (const [key, value] of entries) {
+      if (this.keys.has(key)) (packed ??= {})[key] = value;
+      else rest.push([key, value]);
+    }
+    return packed && { packed, rest };
   }
 }
 
