@@ -25,7 +25,7 @@ import {
   type ToolCallStep,
 } from "./toolCallSteps.js";
 import type { ToolCallResult } from "./toolResults.js";
-import { TimeTravel, timeTravelStateFields, type TimeTravelThread, type WorkspaceSnapshotRef } from "./timeTravel.js";
+import { runAddressesCheckpoint, TimeTravel, timeTravelStateFields, type TimeTravelThread, type WorkspaceSnapshotRef } from "./timeTravel.js";
 import { buildTreeChangeMessage, buildTreeMessage, isWorkspaceTreeMessage, treeTextOf } from "./treeMessage.js";
 import { parseOptions } from "../src/options.js";
 import { PackedFields } from "./packedState.js";
@@ -384,7 +384,8 @@ export class FileManagerHooks {
       await host.mkdirp(ws.dir);
       let tracker = this.trackerFor(ws, host);
       // Outside the catch below: with restore "ask" it raises an interrupt.
-      const { restored, ...travel } = (await this.timeTravel.sync(state, { ws, host, tracker }, { scan: true }).catch(rethrow)) ?? {};
+      const addressed = runAddressesCheckpoint(runtime?.configurable);
+      const { restored, ...travel } = (await this.timeTravel.sync(state, { ws, host, tracker }, { scan: true, addressed }).catch(rethrow)) ?? {};
       if (restored) tracker = this.trackerFor(ws, host);
       const newest = tracker?.newestMtimeMs ?? (await host.stat(ws.dir))?.mtimeMs ?? 0;
       return {

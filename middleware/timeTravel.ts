@@ -53,7 +53,18 @@ export interface WorkspaceRestoreRequest {
 /** The state slice time travel reads. */
 export interface TimeTravelStateView {
   messages?: BaseMessage[];
+  /** Set by the FileManager's first `beforeAgent` in this checkpoint lineage. */
+  startWorkTime?: number;
   _workspaceSnapshot?: WorkspaceSnapshotRef;
+}
+
+/**
+ * True when the caller pointed this run at a stored checkpoint (a rewind, a fork, a replay)
+ * rather than at the thread's latest. LangGraph 1.x marks such runs in the run's configurable
+ * (`CONFIG_KEY_REPLAY_STATE`, not exported); tests/time-travel.test.ts notices if that changes.
+ */
+export function runAddressesCheckpoint(configurable: Record<string, unknown> | undefined): boolean {
+  return configurable?.["__pregel_replay_state"] != null;
 }
 
 /** Tool calls whose changed paths are known from their arguments (others get a stat pass). */
@@ -141,9 +152,14 @@ export class TimeTravel {
   /**
    * Brings the workspace in line with the checkpoint `state` came from. Returns the state update
    * (the snapshot id when it changed) or undefined. With `step` (inside a tool call) a snapshot
-   * recorded by a sibling call of the same step is not taken for a rewind.
+   * recorded by a sibling call of the same step is not taken for a rewind. `addressed`: the run
+   * starts from a checkpoint the caller chose ({@link runAddressesCheckpoint}).
    */
-  async sync(state: TimeTravelStateView, t: TimeTravelThread, opts: { step?: string; call?: string; scan?: boolean } = {}): Promise<{ _workspaceSnapshot?: WorkspaceSnapshotRef; restored?: boolean } | undefined> {
+  async sync(
+    state: TimeTravelStateView,
+    t: TimeTravelThread,
+    opts: { step?: string; call?: string; scan?: boolean; addressed?: boolean } = {},
+  ): Promise<{ _workspaceSnapshot?: WorkspaceSnapshotRef; restored?: boolean } | undefined> {
     const store = this.storeOf(t);
     if (!store) return undefined;
     const threadId = t.ws.threadId;
@@ -158,8 +174,20 @@ export class TimeTravel {
         this.lastSnapshotAt.set(threadId, Date.now());
         return { _workspaceSnapshot: this.ref(id) };
       }
-      const want = state._workspaceSnapshot?.id ?? head.baseline;
+      // A checkpoint that names no snapshot goes back to the baseline only when it belongs to the
+      // thread's known history: written before time travel was on (the FileManager ran), or
+      // chosen by the caller (the input checkpoint of the first run). Otherwise the checkpoints
+      // are new to this workspace (an in-memory checkpointer after a restart, the same thread_id
+      // with another checkpointer) and the files as they are stay.
+      const fromHistory = state.startWorkTime !== undefined || opts.addressed === true;
+      const want = state._workspaceSnapshot?.id ?? (fromHistory ? head.baseline : undefined);
       if (head.pinned || want === undefined) {
+        if (!head.pinned && opts.scan && this.drifted(threadId, t.tracker)) {
+          // Files may have changed since the store last looked (another process, by hand).
+          const id = await store.snapshot({ reason: "scan", assign: true });
+          this.lastSnapshotAt.set(threadId, Date.now());
+          return { _workspaceSnapshot: this.ref(id) };
+        }
         await store.assign(head.id);
         return { _workspaceSnapshot: this.ref(head.id) };
       }

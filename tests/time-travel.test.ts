@@ -201,6 +201,51 @@ describe("time travel", () => {
     }
   });
 
+  test("a thread whose checkpoints were lost (new checkpointer, same thread_id) keeps its files; a fork to its first checkpoint still restores", async () => {
+    const root = path.join(tmp, "lost");
+    const threadId = "lost";
+    const dir = path.join(root, threadId);
+    const config = { configurable: { thread_id: threadId } };
+    await mkdir(dir, { recursive: true });
+    await writeFile(path.join(dir, "seed.txt"), "before the first run\n");
+    const first = new MemorySaver();
+    let wb = workbench(root);
+    try {
+      for (const [i, content] of ["one\n", "two\n"].entries()) {
+        await agentWith(wb, first, [toolTurn(call("write_file", { path: "notes.md", content }, `w${i}`)), new AIMessage("written")]).invoke({ messages: [new HumanMessage(`write ${i}`)] }, config);
+      }
+      assert.equal((await contents(dir))["notes.md"], Buffer.from("two\n").toString("base64"));
+    } finally {
+      await wb.close();
+    }
+    // A restart with an in-memory checkpointer: the thread's history is gone, its files are not
+    // (and were edited by hand meanwhile: the new history must name what is on disk).
+    await writeFile(path.join(dir, "by-hand.txt"), "edited outside the agent\n");
+    const onDisk = await contents(dir);
+    wb = workbench(root);
+    try {
+      const second = new MemorySaver();
+      for (const reply of ["fresh history", "still here"]) {
+        await agentWith(wb, second, [new AIMessage(reply)]).invoke({ messages: [new HumanMessage(reply)] }, config);
+        assert.deepEqual(await contents(dir), onDisk, `a run on a new checkpoint history (${reply}) leaves the files as they are`);
+      }
+      const named = snapshotIdOf((await agentWith(wb, second, []).getState(config)).values);
+      assert.ok(named, "the new history names a snapshot");
+      const sinceNamed = await wb.changes(threadId, { from: named! });
+      assert.deepEqual(sinceNamed.files, [], "the named snapshot is the files on disk, hand edit included");
+
+      // Addressed to the old history's very first checkpoint (before any snapshot was named): the baseline comes back.
+      const history = [];
+      for await (const s of agentWith(wb, first, []).getStateHistory(config)) history.push(s);
+      const start = history.at(-1)!;
+      assert.equal(snapshotIdOf(start.values), undefined, "the first checkpoint names no snapshot");
+      await agentWith(wb, first, [new AIMessage("from the start")]).invoke({ messages: [new HumanMessage("again")] }, start.config);
+      assert.deepEqual(Object.keys(await contents(dir)).sort(), ["seed.txt"], "a fork to the first checkpoint restores the baseline");
+    } finally {
+      await wb.close();
+    }
+  });
+
   test("HITL: a run the human rejects is rewound, conversation and files", async () => {
     const root = path.join(tmp, "hitl");
     const wb = workbench(root);
