@@ -3,16 +3,23 @@
  * FileManager against a no-op middleware that has the same three hooks: the difference is what
  * the FileManager costs per step. A third set-up, the no-op plus the FileManager's own tree
  * message put in the history once, splits that difference into what the framework spends on the
- * message's bytes and what the FileManager itself adds (hooks, state). Also, in the same run:
- * the CPU of the FileManager's own hook code per steady step (called directly), what one more
- * state channel costs per step, and what one checkpoint serialisation costs with the tree
- * message drawn in box-drawing characters vs ASCII. Used by middleware.bench.ts.
+ * message's bytes and what the FileManager itself adds (hooks, state).
+ *
+ * The rounds run in several fresh processes, one after another, and the interval comes from the
+ * spread of the per-process means: two processes running the same code differed by more than
+ * either one's paired interval (JIT and heap layout are per process, and `process.cpuUsage`
+ * charges native watcher and GC threads to whichever session runs). Also, in the parent: the CPU
+ * of the FileManager's own hook code per steady step (called directly), what one more state
+ * channel costs per step, and what one checkpoint serialisation costs with the tree message
+ * drawn in box-drawing characters vs ASCII. Used by middleware.bench.ts.
  */
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
 import { MemorySaver, StateSchema } from "@langchain/langgraph";
 import { JsonPlusSerializer } from "@langchain/langgraph-checkpoint";
 import { createAgent, createMiddleware, type AgentMiddleware } from "langchain";
+import { execFile } from "node:child_process";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { z } from "zod";
@@ -142,18 +149,40 @@ function pairedMean(diffs: number[]): { mean: number; ci: number } {
   return { mean, ci: (1.96 * sd) / Math.sqrt(diffs.length) };
 }
 
+/** Two-sided 95% quantiles of Student's t, by degrees of freedom (few processes: a normal quantile would be too narrow). */
+const T95 = [Infinity, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.16, 2.145, 2.131];
+
+/** Mean of per-process means ± 95% CI from their spread (Student's t). */
+function acrossProcesses(means: number[]): { mean: number; ci: number; perProcess: number[] } {
+  const n = means.length;
+  const mean = means.reduce((a, b) => a + b, 0) / n;
+  const sd = Math.sqrt(means.reduce((a, b) => a + (b - mean) ** 2, 0) / Math.max(1, n - 1));
+  return { mean, ci: ((T95[n - 1] ?? 1.96) * sd) / Math.sqrt(n), perProcess: means };
+}
+
+/** A difference between two set-ups: mean ± CI across processes, each process's mean, the median of all paired rounds. */
+export interface Difference {
+  mean: number;
+  ci: number;
+  perProcess: number[];
+  median: number;
+}
+
 export interface StepOverhead {
+  processes: number;
+  /** Rounds in all, and per process. */
   rounds: number;
-  /** Per-step CPU ms, medians over rounds: FileManager, no-op, no-op with the tree message. */
+  roundsPerProcess: number;
+  /** Per-step CPU ms, medians over all rounds: FileManager, no-op, no-op with the tree message. */
   ours: number;
   floor: number;
   messageFloor: number;
-  /** FileManager − no-op, per step: paired mean ± 95% CI, and the median difference. */
-  above: { mean: number; ci: number; median: number };
+  /** FileManager − no-op, per step. */
+  above: Difference;
   /** No-op with the tree message − no-op: what the framework spends on the message's bytes. */
-  message: { mean: number; ci: number; median: number };
+  message: Difference;
   /** FileManager − no-op with the tree message: the FileManager's own hooks and state. */
-  own: { mean: number; ci: number; median: number };
+  own: Difference;
   /** Characters of the tree message. */
   treeChars: number;
   /** µs per serialisation of a checkpoint with the tree (box drawing, ASCII) and without it; bytes the tree adds. */
@@ -166,40 +195,89 @@ export interface StepOverhead {
   serialised: { fm: { bytes: number; calls: number }; noop: { bytes: number; calls: number } };
 }
 
+type SessionOpts = { rounds: number; short: number; long: number };
+
+/** What one process measured: per-step CPU ms of each set-up, one figure per round. */
+interface ProcessRounds {
+  per: Record<"fm" | "noop" | "message", number[]>;
+  treeChars: number;
+}
+
 /**
- * Each round runs a short and a long session per set-up (set-ups alternate) and divides the
- * difference by the extra steps, so per-run costs (beforeAgent, the first tree check of a run)
- * cancel and what is left is the steady step. `thread` names the workspace directory under `rootDir`.
+ * One process's rounds of the three set-ups. Each round runs a short and a long session per
+ * set-up and divides the difference by the extra steps, so per-run costs (beforeAgent, the first
+ * tree check of a run) cancel and what is left is the steady step.
  */
-export async function stepOverhead(rootDir: string, thread: string, opts: { rounds: number; short: number; long: number }): Promise<StepOverhead> {
+async function processRounds(rootDir: string, thread: string, opts: SessionOpts): Promise<ProcessRounds> {
   const fm = createFileManagerMiddleware({ rootDir, onError: (e) => process.stderr.write(`step bench: ${e.message}\n`) });
   const tools = createBasicTools({ rootDir });
-  const setups: Record<string, AgentMiddleware> = {
-    fm: fm as unknown as AgentMiddleware,
-    noop: noopMiddleware() as unknown as AgentMiddleware,
-  };
   try {
     await fm.hooks.trackerOf(thread)?.start();
-    const tree = await treeMessageOf(setups.fm!, tools, thread);
-    const treeChars = typeof tree.content === "string" ? tree.content.length : JSON.stringify(tree.content).length;
-    setups.message = messageFloorMiddleware(tree) as unknown as AgentMiddleware;
-    const per = await perStepRounds(setups, tools, thread, opts);
-    const hooksMicros = await hookMicros(fm, tools, thread);
-    const perChannel = await channelCost(tools, thread, { ...opts, rounds: Math.max(3, Math.round(opts.rounds / 10)) });
-    const serialised = { fm: await serialisedPerStep(setups.fm!, tools, thread, opts), noop: await serialisedPerStep(setups.noop!, tools, thread, opts) };
-    const paired = (a: string, b: string) => {
-      const diffs = per[a]!.map((v, i) => v - per[b]![i]!);
-      return { ...pairedMean(diffs), median: median([...diffs]) };
+    const tree = await treeMessageOf(fm as unknown as AgentMiddleware, tools, thread);
+    const setups = {
+      fm: fm as unknown as AgentMiddleware,
+      noop: noopMiddleware() as unknown as AgentMiddleware,
+      message: messageFloorMiddleware(tree) as unknown as AgentMiddleware,
     };
+    const per = (await perStepRounds(setups, tools, thread, opts)) as ProcessRounds["per"];
+    return { per, treeChars: typeof tree.content === "string" ? tree.content.length : JSON.stringify(tree.content).length };
+  } finally {
+    await fm.close();
+  }
+}
+
+const CHILD_FLAG = "--step-overhead-child=";
+
+/** Runs {@link processRounds} in a fresh Node process (this file with {@link CHILD_FLAG}); the figures come back as JSON on stdout. */
+function roundsInChild(rootDir: string, thread: string, opts: SessionOpts): Promise<ProcessRounds> {
+  const args = [...process.execArgv, fileURLToPath(import.meta.url), CHILD_FLAG + JSON.stringify({ rootDir, thread, opts })];
+  return new Promise((resolve, reject) => {
+    const child = execFile(process.execPath, args, { maxBuffer: 16 * 1024 * 1024 }, (error, stdout) => {
+      if (error) return reject(error);
+      try {
+        resolve(JSON.parse(stdout) as ProcessRounds);
+      } catch (err) {
+        reject(new Error(`step bench child printed no figures: ${(err as Error).message}`));
+      }
+    });
+    child.stderr?.pipe(process.stderr);
+  });
+}
+
+/**
+ * The step overhead over `processes` fresh processes run one after another, `rounds` rounds
+ * each. `thread` names the workspace directory under `rootDir`.
+ */
+export async function stepOverhead(rootDir: string, thread: string, opts: SessionOpts & { processes: number }): Promise<StepOverhead> {
+  const { processes, ...sessionOpts } = opts;
+  const results: ProcessRounds[] = [];
+  for (let p = 0; p < processes; p++) results.push(await roundsInChild(rootDir, thread, sessionOpts));
+  const all = (name: keyof ProcessRounds["per"]) => results.flatMap((r) => r.per[name]);
+  const difference = (a: keyof ProcessRounds["per"], b: keyof ProcessRounds["per"]): Difference => {
+    const diffsOf = (r: ProcessRounds) => r.per[a].map((v, i) => v - r.per[b][i]!);
+    const means = results.map((r) => pairedMean(diffsOf(r)).mean);
+    return { ...acrossProcesses(means), median: median(results.flatMap(diffsOf)) };
+  };
+
+  const fm = createFileManagerMiddleware({ rootDir, onError: (e) => process.stderr.write(`step bench: ${e.message}\n`) });
+  const tools = createBasicTools({ rootDir });
+  try {
+    await fm.hooks.trackerOf(thread)?.start();
+    const hooksMicros = await hookMicros(fm, tools, thread);
+    const perChannel = await channelCost(tools, thread, { ...sessionOpts, rounds: Math.max(3, sessionOpts.rounds) });
+    const noop = noopMiddleware() as unknown as AgentMiddleware;
+    const serialised = { fm: await serialisedPerStep(fm as unknown as AgentMiddleware, tools, thread, sessionOpts), noop: await serialisedPerStep(noop, tools, thread, sessionOpts) };
     return {
-      rounds: opts.rounds,
-      ours: median([...per.fm!]),
-      floor: median([...per.noop!]),
-      messageFloor: median([...per.message!]),
-      above: paired("fm", "noop"),
-      message: paired("message", "noop"),
-      own: paired("fm", "message"),
-      treeChars,
+      processes,
+      rounds: processes * sessionOpts.rounds,
+      roundsPerProcess: sessionOpts.rounds,
+      ours: median(all("fm")),
+      floor: median(all("noop")),
+      messageFloor: median(all("message")),
+      above: difference("fm", "noop"),
+      message: difference("message", "noop"),
+      own: difference("fm", "message"),
+      treeChars: results[0]!.treeChars,
       serialise: await serialisation(`${rootDir}/${thread}`),
       hooksMicros,
       perChannel,
@@ -207,6 +285,16 @@ export async function stepOverhead(rootDir: string, thread: string, opts: { roun
     };
   } finally {
     await fm.close();
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const arg = process.argv.find((a) => a.startsWith(CHILD_FLAG));
+  if (arg) {
+    const { rootDir, thread, opts } = JSON.parse(arg.slice(CHILD_FLAG.length)) as { rootDir: string; thread: string; opts: SessionOpts };
+    const figures = await processRounds(rootDir, thread, opts);
+    // Watcher threads may keep the loop alive: the figures are complete, so exit.
+    process.stdout.write(JSON.stringify(figures), () => process.exit(0));
   }
 }
 
