@@ -2,7 +2,7 @@
  * Private state fields packed into one graph channel. LangGraph works on every channel of the
  * graph at every superstep, whatever it holds: it reads the channel into each node's input,
  * copies its version into every checkpoint and serialises it with it. Measured here, that is
- * 10–26 µs per channel per agent step (`npm run bench`, middleware section), so the
+ * 22–30 µs per channel per agent step (`npm run bench`, middleware section), so the
  * FileManager's seven private fields cost 0.1–0.2 ms a step as seven channels and a seventh of
  * that as one. The hooks keep seeing and returning the fields flat: `unpack` and `pack`
  * translate at the middleware's edge, and the packed channel applies each field's own reducer.
