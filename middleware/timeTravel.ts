@@ -169,11 +169,7 @@ export class TimeTravel {
     if (!opts.scan && known && !known.pinned && named !== undefined && named === (known.assigned ?? known.id)) return undefined;
     try {
       const head = await store.headInfo();
-      if (!head) {
-        const id = await store.snapshot({ reason: "baseline", assign: true });
-        this.lastSnapshotAt.set(threadId, Date.now());
-        return { _workspaceSnapshot: this.ref(id) };
-      }
+      if (!head) return { _workspaceSnapshot: this.ref(await this.recordFiles(store, threadId, "baseline")) };
       // A checkpoint that names no snapshot goes back to the baseline only when it belongs to the
       // thread's known history: written before time travel was on (the FileManager ran), or
       // chosen by the caller (the input checkpoint of the first run). Otherwise the checkpoints
@@ -182,23 +178,16 @@ export class TimeTravel {
       const fromHistory = state.startWorkTime !== undefined || opts.addressed === true;
       const want = state._workspaceSnapshot?.id ?? (fromHistory ? head.baseline : undefined);
       if (head.pinned || want === undefined) {
-        if (!head.pinned && opts.scan && this.drifted(threadId, t.tracker)) {
-          // Files may have changed since the store last looked (another process, by hand).
-          const id = await store.snapshot({ reason: "scan", assign: true });
-          this.lastSnapshotAt.set(threadId, Date.now());
-          return { _workspaceSnapshot: this.ref(id) };
-        }
+        // Files may have changed since the store last looked (another process, by hand).
+        if (!head.pinned && opts.scan && this.drifted(threadId, t.tracker)) return { _workspaceSnapshot: this.ref(await this.recordFiles(store, threadId)) };
         await store.assign(head.id);
         return { _workspaceSnapshot: this.ref(head.id) };
       }
       if (want === (head.assigned ?? head.id)) {
         if (!opts.scan || !this.drifted(threadId, t.tracker)) return undefined;
         // Files changed outside the tools since the last snapshot: this checkpoint names them.
-        const id = await store.snapshot({ reason: "scan" });
-        this.lastSnapshotAt.set(threadId, Date.now());
-        if (id === want) return undefined;
-        await store.assign(id);
-        return { _workspaceSnapshot: this.ref(id) };
+        const id = await this.recordFiles(store, threadId);
+        return id === want ? undefined : { _workspaceSnapshot: this.ref(id) };
       }
       const recorded = this.stepOfHead.get(threadId);
       if (opts.step !== undefined && recorded?.step === opts.step && !recorded.calls.has(opts.call ?? "")) return undefined;
@@ -224,6 +213,13 @@ export class TimeTravel {
       this.hooks.report(error, threadId);
       return undefined;
     }
+  }
+
+  /** Records the files as they are (a stat pass) and hands that snapshot to the checkpoint. */
+  private async recordFiles(store: SnapshotStore, threadId: string, reason: "scan" | "baseline" = "scan"): Promise<string> {
+    const id = await store.snapshot({ reason, assign: true });
+    this.lastSnapshotAt.set(threadId, Date.now());
+    return id;
   }
 
   /** True when the tracker may have seen a change after the last snapshot (or cannot tell). */
