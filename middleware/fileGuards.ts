@@ -377,6 +377,6 @@ export function fileGuardsMiddleware(options: FileGuardsOptions = {}) {
   return createMiddleware({
     name: "FileGuards",
     stateSchema: new StateSchema({ [FILE_GUARDS_CHANNEL]: packed.field }),
-    wrapToolCall: async (request, handler) => packed.packResult(await guards({ ...(request as Request), state: packed.unpack(request.state) } as Request, handler as Handler)),
+    wrapToolCall: packed.wrapToolCall(guards) as never,
   });
 }

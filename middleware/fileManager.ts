@@ -785,10 +785,9 @@ export function createFileManagerMiddleware(options: FileManagerOptions = {}) {
   const middleware = createMiddleware({
     name: "FileManagerMiddleware",
     stateSchema: createFileManagerStateSchema(undefined, packed),
-    beforeAgent: async (state, runtime) => packed.pack(await hooks.beforeAgent(packed.unpack(state) as FileManagerStateView, runtime as FileManagerRuntimeView)) as never,
-    beforeModel: async (state, runtime) => packed.pack(await hooks.beforeModel(packed.unpack(state) as FileManagerStateView, runtime as FileManagerRuntimeView)) as never,
-    wrapToolCall: async (request, handler) =>
-      packed.packResult(await hooks.wrapToolCall({ ...(request as ToolCallRequest), state: packed.unpack(request.state) }, handler as never)),
+    beforeAgent: packed.wrapHook(hooks.beforeAgent) as never,
+    beforeModel: packed.wrapHook(hooks.beforeModel) as never,
+    wrapToolCall: packed.wrapToolCall(hooks.wrapToolCall) as never,
   });
   return Object.assign(middleware, {
     /** The hook implementations (benchmarks, custom graphs). */

@@ -92,6 +92,16 @@ export class PackedFields {
     return split ? copyCommand(result, [...split.rest, [this.channel, split.packed]] as Command["update"]) : result;
   }
 
+  /** A state hook that sees the fields flat and returns them flat, as one on the packed channel. */
+  wrapHook<S, R, U>(hook: (state: S, runtime: R) => Promise<U>): (state: S, runtime: R) => Promise<U> {
+    return async (state, runtime) => this.pack(await hook(this.unpack(state), runtime));
+  }
+
+  /** A `wrapToolCall` whose request state has the fields flat and whose result's update is packed. */
+  wrapToolCall<Q extends { state?: unknown }, H>(wrap: (request: Q, handler: H) => Promise<ToolCallResult>): (request: Q, handler: H) => Promise<ToolCallResult> {
+    return async (request, handler) => this.packResult(await wrap({ ...request, state: this.unpack(request.state) }, handler));
+  }
+
   /** Update entries split into the packed fields and the rest; undefined when none is packed. */
   private split(entries: [string, unknown][]): { packed: Record<string, unknown>; rest: [string, unknown][] } | undefined {
     let packed: Record<string, unknown> | undefined;
