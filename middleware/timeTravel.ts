@@ -11,7 +11,7 @@ import { z } from "zod";
 import type { ChangeTracker } from "../src/changes/types.js";
 import { isLocalFileOperations as isLocalDisk } from "../src/fileops/locality.js";
 import type { FileOperations } from "../src/fileops/types.js";
-import { SnapshotStores, type ChangeSet, type SnapshotInfo, type SnapshotStore, type TimeTravelOptions } from "../src/snapshots/index.js";
+import { SnapshotStores, type ChangeSet, type RestoreResult, type SnapshotInfo, type SnapshotStore, type TimeTravelOptions } from "../src/snapshots/index.js";
 import type { Workspace } from "../src/workspace.js";
 import type { ToolCallContext, ToolCallStep } from "./toolCallSteps.js";
 import { withStateUpdate } from "./toolResults.js";
@@ -198,7 +198,8 @@ export class TimeTravel {
         decision = answer === "restore" || (typeof answer === "object" && answer !== null && (answer as { restore?: unknown }).restore === true) ? "restore" : "keep";
       }
       if (decision === "restore" && (await store.has(want))) {
-        await store.restore(want);
+        const { kept } = await store.restore(want);
+        if (kept) this.hooks.report(new Error(`restoring snapshot ${want} left ${kept.length} path(s) as they are, because an entry time travel does not record holds the name: ${kept.slice(0, 5).join(", ")}`), threadId);
         this.stepOfHead.delete(threadId);
         this.lastSnapshotAt.set(threadId, Date.now());
         this.hooks.onRestored(t.ws);
@@ -275,7 +276,7 @@ export class TimeTravel {
    * Restores a snapshot now (the current state is recorded first). The thread's next run keeps
    * these files instead of restoring its checkpoint's.
    */
-  async restore(t: TimeTravelThread, id: string): Promise<{ restored: string; previous: string }> {
+  async restore(t: TimeTravelThread, id: string): Promise<RestoreResult> {
     const result = await this.requireStore(t).restore(id, { pin: true });
     this.stepOfHead.delete(t.ws.threadId);
     this.hooks.onRestored(t.ws);

@@ -9,9 +9,20 @@ import { DEFAULT_IGNORED_NAMES } from "../changes/ignore-names.js";
 import { isCredentialPath } from "../guards/credentials.js";
 import { threadDirName } from "../workspace.js";
 import { diffSnapshots, type ChangeSet } from "./changes.js";
-import { SnapshotStore, type RetentionPolicy } from "./store.js";
+import { SnapshotStore, type RetentionPolicy, type SnapshotPolicy } from "./store.js";
 
-export { SnapshotStore, SnapshotNotFoundError, type SnapshotInfo, type SnapshotFile, type SnapshotPolicy, type RetentionPolicy } from "./store.js";
+export {
+  SnapshotStore,
+  SnapshotNotFoundError,
+  DEFAULT_MAX_FILE_BYTES,
+  DEFAULT_MAX_SNAPSHOT_BYTES,
+  type SnapshotInfo,
+  type SnapshotFile,
+  type SnapshotPolicy,
+  type RetentionPolicy,
+  type RestoreResult,
+  type SkippedEntry,
+} from "./store.js";
 export { diffSnapshots, MAX_DIFF_FILE_BYTES, type ChangeSet, type FileChange } from "./changes.js";
 
 /** Name of the directory under `rootDir` holding every thread's snapshot store. */
@@ -35,6 +46,18 @@ export const timeTravelOptionsSchema = z
       .optional()
       .describe('Names never snapshotted and left as they are on restore (default [".git", "node_modules"]).'),
     exclude: z.array(z.string().min(1)).optional().describe("Extra globs (base name, or a trailing path with '/') never snapshotted."),
+    maxFileBytes: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe("Files larger than this are not snapshotted (listed as skipped in snapshots(), left as they are on restore). Default 64 MiB."),
+    maxSnapshotBytes: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe("Bytes one snapshot reads at most (new or changed files); files past it are skipped. Default 1 GiB."),
     retention: z
       .object({
         maxSnapshots: z.number().int().positive().optional(),
@@ -56,6 +79,7 @@ export class SnapshotStores {
   private readonly retention: RetentionPolicy;
   private readonly ignoreNames: readonly string[];
   private readonly exclude: readonly string[];
+  private readonly caps: Pick<SnapshotPolicy, "maxFileBytes" | "maxSnapshotBytes">;
 
   constructor(
     readonly rootDir: string,
@@ -65,6 +89,10 @@ export class SnapshotStores {
     this.retention = { ...DEFAULT_RETENTION, ...options.retention };
     this.ignoreNames = options.ignoreNames ?? DEFAULT_IGNORED_NAMES;
     this.exclude = options.exclude ?? [];
+    this.caps = {
+      ...(options.maxFileBytes !== undefined ? { maxFileBytes: options.maxFileBytes } : {}),
+      ...(options.maxSnapshotBytes !== undefined ? { maxSnapshotBytes: options.maxSnapshotBytes } : {}),
+    };
   }
 
   /** The store of the workspace directory `dir` of `threadId`. */
@@ -74,7 +102,7 @@ export class SnapshotStores {
     if (store && store.dir !== dir) store = undefined;
     if (store) this.stores.delete(key);
     else {
-      store = new SnapshotStore(dir, path.join(this.baseDir, key), { ignoreNames: this.ignoreNames, excludePath: (rel) => isCredentialPath(rel, this.exclude) }, this.retention);
+      store = new SnapshotStore(dir, path.join(this.baseDir, key), { ignoreNames: this.ignoreNames, excludePath: (rel) => isCredentialPath(rel, this.exclude), ...this.caps }, this.retention);
     }
     this.stores.set(key, store);
     if (this.stores.size > 1024) this.stores.delete(this.stores.keys().next().value as string);

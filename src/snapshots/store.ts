@@ -3,15 +3,24 @@
  * tree object per directory, and one record per snapshot naming those trees. A snapshot after a
  * change re-hashes only the paths it is told about (or, after tools whose effect is unknown,
  * re-hashes only files whose size or mtime moved) and rewrites only the trees of the directories
- * that changed. Restores build the target tree in a staging directory and swap it in with two
- * renames, journaled so a crash at any point is rolled back or forward on the next use.
+ * that changed.
+ *
+ * The workspace is hostile input (the agent's shell made it): the store reads it only through
+ * directories held by descriptor ({@link DirHandle}) — never through a link, never a FIFO,
+ * socket or device, only the regular file the listing named — and records no setuid, setgid or
+ * sticky bits. Files over the per-file cap, sparse files and files past the per-snapshot byte
+ * budget are not read but listed as skipped; names that are not UTF-8 are listed too. What a
+ * snapshot does not record, a restore leaves as it is. Restores rewrite in place only what
+ * differs ({@link applyInPlace}), journaled so an interrupted one is finished on the next use.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { createReadStream, createWriteStream, type Stats } from "node:fs";
-import { chmod, copyFile, link, lstat, mkdir, readdir, readFile, readlink, rename, rm, stat, symlink, utimes, writeFile } from "node:fs/promises";
+import { createWriteStream, type Stats } from "node:fs";
+import { chmod, copyFile, link, lstat, mkdir, readdir, readFile, readlink, rename, rm, stat, symlink, utimes, writeFile, type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { pipeline } from "node:stream/promises";
 import pLimit from "p-limit";
+import { DirHandle, EntryChangedError, type HeldEntry } from "../fileops/dirHandle.js";
+import { applyInPlace, dirsToVisit, sameContent, type TreeMap } from "./applyInPlace.js";
 
 /** One file in a directory tree: content hash, size, mode bits, mtime (ms), symlink flag. */
 export interface SnapshotFile {
@@ -20,6 +29,15 @@ export interface SnapshotFile {
   m: number;
   t: number;
   l?: 1;
+}
+
+/** An entry a snapshot saw but did not record (it stays as it is on restore). */
+export interface SkippedEntry {
+  /** Relative path; bytes that are not UTF-8 shown as `\xNN`. */
+  path: string;
+  reason: "too-large" | "sparse" | "snapshot-budget" | "not-utf8-name" | "not-regular" | "changed-while-read" | "unreadable";
+  /** Size in bytes (files). */
+  size?: number;
 }
 
 /** What a snapshot record says about itself (listing). */
@@ -33,6 +51,9 @@ export interface SnapshotInfo {
   bytes: number;
   /** Why it was taken: `"tool"`, `"scan"`, `"before-restore"`, `"baseline"`. */
   reason?: string;
+  /** Entries seen but not recorded (the first {@link MAX_LISTED_SKIPS}; `skippedCount` has them all). */
+  skipped?: SkippedEntry[];
+  skippedCount?: number;
 }
 
 /** Which workspace entries a snapshot leaves out (kept as they are on restore). */
@@ -41,7 +62,18 @@ export interface SnapshotPolicy {
   ignoreNames: readonly string[];
   /** Relative `/`-separated path → true to leave it out (credential files). */
   excludePath: (rel: string) => boolean;
+  /** Files larger than this are not read (listed as skipped). Default {@link DEFAULT_MAX_FILE_BYTES}. */
+  maxFileBytes?: number;
+  /** Bytes one snapshot reads at most; files past it are skipped. Default {@link DEFAULT_MAX_SNAPSHOT_BYTES}. */
+  maxSnapshotBytes?: number;
 }
+
+/** Per-file cap: larger files are listed as skipped, not read. */
+export const DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024;
+/** Per-snapshot cap on bytes read (new or changed files). */
+export const DEFAULT_MAX_SNAPSHOT_BYTES = 1024 * 1024 * 1024;
+/** How many skipped entries a record lists by name. */
+export const MAX_LISTED_SKIPS = 200;
 
 /** Retention: snapshots beyond any bound are pruned, oldest first (the head is kept). */
 export interface RetentionPolicy {
@@ -69,12 +101,26 @@ export interface SnapshotHead {
 }
 type Head = SnapshotHead;
 
+/**
+ * A restore under way (`restore.json`): `target` is being applied in place. Journals of 0.1.x
+ * (a staged copy swapped in with two renames) also carry `staging`, `trash` and `moved`.
+ */
 interface Journal {
+  v?: 2;
   target: string;
-  staging: string;
-  trash: string;
-  /** Excluded directories moved from the workspace into staging (relative paths). */
-  moved: string[];
+  staging?: string;
+  trash?: string;
+  /** 0.1.x: excluded directories moved from the workspace into staging (relative paths). */
+  moved?: string[];
+}
+
+/** What a restore did. */
+export interface RestoreResult {
+  restored: string;
+  /** The snapshot of the files just before (recorded first, so nothing is lost). */
+  previous: string;
+  /** Paths the snapshot's entries could not take: an entry it does not record holds the name. */
+  kept?: string[];
 }
 
 /**
@@ -164,6 +210,32 @@ export class SnapshotNotFoundError extends Error {
   }
 }
 
+/** Directories held open at once while scanning (others are reopened from the root when reached). */
+const MAX_HELD_DIRS = 64;
+
+/** A file is sparse when far less is allocated than its size says (`truncate -s 1T`): never read. */
+function isSparse(st: Stats): boolean {
+  return st.size > 1024 * 1024 && typeof st.blocks === "number" && st.blocks * 512 < st.size / 8;
+}
+
+/** A raw name for listings: bytes that are not printable ASCII as `\xNN`. */
+function printableName(raw: Buffer): string {
+  let out = "";
+  for (const b of raw) out += b >= 0x20 && b < 0x7f && b !== 0x5c ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, "0")}`;
+  return out;
+}
+
+async function readAll(fh: FileHandle, size: number): Promise<Buffer> {
+  const buf = Buffer.allocUnsafe(size);
+  let got = 0;
+  while (got < size) {
+    const { bytesRead } = await fh.read(buf, got, size - got, got);
+    if (bytesRead === 0) break;
+    got += bytesRead;
+  }
+  return got === size ? buf : buf.subarray(0, got);
+}
+
 /**
  * The store of one workspace directory. Every operation runs through one queue per store, so
  * snapshots and restores of a thread never interleave.
@@ -173,14 +245,19 @@ export class SnapshotStore {
   private readonly trees: string;
   private readonly snaps: string;
   private working: Map<string, WorkingDir> | undefined;
-  /** Top-most excluded entries seen by the last scan (relative path → is a directory). */
-  private excluded = new Map<string, boolean>();
+  /** Entries the last looks saw but did not record (relative path → why). */
+  private skipped = new Map<string, SkippedEntry>();
+  /** Bytes the snapshot under way may still read. */
+  private budget = 0;
   private head: Head | undefined;
   private headLoaded = false;
   private queue: Promise<unknown> = Promise.resolve();
   private recovered = false;
   private sinceGc = 0;
   private readonly ignore: Set<string>;
+  private readonly maxFileBytes: number;
+  private readonly maxSnapshotBytes: number;
+  private readonly io = pLimit(16);
   /** Directories of the store known to exist, and blobs known to be stored (saves a syscall each). */
   private readonly madeDirs = new Set<string>();
   /** Blobs known to be stored (a bounded shortcut: a miss costs one `stat` in `writeObject`). */
@@ -198,6 +275,8 @@ export class SnapshotStore {
     this.trees = path.join(storeDir, "trees");
     this.snaps = path.join(storeDir, "snaps");
     this.ignore = new Set(policy.ignoreNames);
+    this.maxFileBytes = policy.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+    this.maxSnapshotBytes = policy.maxSnapshotBytes ?? DEFAULT_MAX_SNAPSHOT_BYTES;
   }
 
   /** Runs `fn` after every earlier operation on this store. */
@@ -249,7 +328,15 @@ export class SnapshotStore {
   list(): Promise<SnapshotInfo[]> {
     return this.serial(async () => {
       const records = await this.allRecords();
-      return records.map(({ id, parent, createdAt, files, bytes, reason }) => ({ id, ...(parent ? { parent } : {}), createdAt, files, bytes, ...(reason ? { reason } : {}) }));
+      return records.map(({ id, parent, createdAt, files, bytes, reason, skipped, skippedCount }) => ({
+        id,
+        ...(parent ? { parent } : {}),
+        createdAt,
+        files,
+        bytes,
+        ...(reason ? { reason } : {}),
+        ...(skippedCount ? { skipped, skippedCount } : {}),
+      }));
     });
   }
 
@@ -259,19 +346,19 @@ export class SnapshotStore {
   }
 
   /**
-   * Brings the workspace to snapshot `id`: records the current state first (full scan, so
-   * nothing is lost), then swaps in a staged copy. Excluded entries (credential files, ignored
-   * folders) stay as they are. Returns the id of the state it replaced.
+   * Brings the workspace to snapshot `id`: records the current state first (so nothing is lost),
+   * then rewrites in place what differs. Entries the snapshots do not record (credential files,
+   * ignored folders, skipped files) stay as they are.
    */
-  restore(id: string, options: { pin?: boolean } = {}): Promise<{ restored: string; previous: string }> {
+  restore(id: string, options: { pin?: boolean } = {}): Promise<RestoreResult> {
     return this.serial(async () => {
       const target = await this.readRecord(id);
       if (!target) throw new SnapshotNotFoundError(id);
       const previous = await this.snapshotNow(undefined, "before-restore");
-      if (previous !== id) await this.swapIn(target);
+      const kept = previous === id ? [] : await this.applyRecord(target);
       const h = (await this.loadHead())!;
-      await this.saveHead(options.pin ? { ...h, id, pinned: true } : { ...h, id, assigned: id, pinned: undefined });
-      return { restored: id, previous };
+      await this.saveHead(options.pin ? { ...h, pinned: true } : { ...h, assigned: id, pinned: undefined });
+      return { restored: id, previous, ...(kept.length > 0 ? { kept } : {}) };
     });
   }
 
@@ -328,6 +415,7 @@ export class SnapshotStore {
       // Cold start: what changed since the head was taken is unknown.
       paths = undefined;
     }
+    this.budget = this.maxSnapshotBytes;
     if (paths) {
       for (const p of paths) await this.updatePath(p);
     } else {
@@ -374,7 +462,8 @@ export class SnapshotStore {
     const id = sha256(JSON.stringify(dirs)).slice(0, 24);
     const file = path.join(this.snaps, `${id}.json`);
     if (id !== parent && !(await exists(file))) {
-      const record: SnapshotRecord = { v: 1, id, ...(parent && parent !== id ? { parent } : {}), createdAt: Date.now(), files, bytes, reason, dirs };
+      const skips = this.skipped.size > 0 ? { skipped: [...this.skipped.values()].slice(0, MAX_LISTED_SKIPS), skippedCount: this.skipped.size } : {};
+      const record: SnapshotRecord = { v: 1, id, ...(parent && parent !== id ? { parent } : {}), createdAt: Date.now(), files, bytes, reason, ...skips, dirs };
       await this.writeObject(file, JSON.stringify(record));
     }
     return id;
@@ -392,7 +481,7 @@ export class SnapshotStore {
   }
 
   private dropDir(rel: string): void {
-    for (const key of [...this.working!.keys()]) if (isUnder(key, rel) && key !== "" ) this.working!.delete(key);
+    for (const key of [...this.working!.keys()]) if (isUnder(key, rel) && key !== "") this.working!.delete(key);
     if (rel === "") this.working!.set("", new WorkingDir());
   }
 
@@ -401,36 +490,67 @@ export class SnapshotStore {
     return false;
   }
 
-  /** Re-reads one path (file, directory or gone). */
+  private skip(rel: string, reason: SkippedEntry["reason"], size?: number): undefined {
+    this.skipped.set(rel, { path: rel, reason, ...(size !== undefined ? { size } : {}) });
+    return undefined;
+  }
+
+  /**
+   * Re-reads one path (file, directory or gone), reaching it through directories held by
+   * descriptor: where a component on the way is not a plain directory (a symlink, say), that
+   * component is re-read instead — nothing below a link is ever recorded.
+   */
   private async updatePath(abs: string): Promise<void> {
     const relNative = path.relative(this.dir, abs);
     if (relNative.startsWith("..") || path.isAbsolute(relNative)) return;
     const rel = relNative.split(path.sep).join("/");
     if (rel === "") return this.scan();
     if (this.excludedName(rel) || this.policy.excludePath(rel)) return;
-    const st = await lstat(abs).catch(() => undefined);
+    const segs = rel.split("/");
+    const root = await DirHandle.open(this.dir).catch(() => undefined);
+    if (!root) return this.scan();
+    let dir: DirHandle = root;
+    try {
+      let i = 0;
+      for (; i < segs.length - 1; i++) {
+        const next: DirHandle | undefined = await dir.openDir(segs[i]!);
+        if (!next) break;
+        await dir.close();
+        dir = next;
+      }
+      await this.refreshEntry(dir, segs.slice(0, i + 1).join("/"));
+    } finally {
+      await dir.close();
+    }
+  }
+
+  /** Re-reads entry `rel` of the held directory `dir` (its parent). */
+  private async refreshEntry(dir: DirHandle, rel: string): Promise<void> {
+    const working = this.working!;
     const parent = parentOf(rel);
     const name = rel.slice(parent === "" ? 0 : parent.length + 1);
+    this.skipped.delete(rel);
+    const st = await dir.lstat(name);
+    const p = working.get(parent);
     if (!st) {
-      const d = this.working!.get(parent);
-      if (d?.files.delete(name)) d.hash = undefined;
-      if (this.working!.has(rel)) {
+      if (p?.files.delete(name)) p.hash = undefined;
+      if (working.has(rel)) {
         this.dropDir(rel);
-        const p = this.working!.get(parent);
         if (p) p.hash = undefined;
       }
       return;
     }
     if (st.isDirectory()) {
-      const had = this.working!.has(rel);
-      await this.scanDir(rel, true);
+      const had = working.has(rel);
+      if (p?.files.delete(name)) p.hash = undefined;
+      await this.scanTree(rel, await dir.openDir(name));
       if (!had) this.ensureDir(parent).hash = undefined;
       return;
     }
     // A directory replaced by a file.
-    if (this.working!.has(rel)) this.dropDir(rel);
+    if (working.has(rel)) this.dropDir(rel);
     const d = this.ensureDir(parent);
-    const entry = await this.entryFor(abs, st, d.files.get(name), true);
+    const entry = st.isFile() || st.isSymbolicLink() ? await this.entryFor(dir, rel, name, st, d.files.get(name), true) : this.skip(rel, "not-regular");
     if (entry) {
       if (!sameEntry(d.files.get(name), entry)) {
         d.files.set(name, entry);
@@ -442,76 +562,139 @@ export class SnapshotStore {
 
   /** Full pass: stat every file, read only those whose size or mtime moved. */
   private async scan(): Promise<void> {
-    this.excluded = new Map();
-    await this.scanDir("", false);
+    this.skipped = new Map();
+    await this.scanTree("", await DirHandle.open(this.dir).catch(() => undefined));
   }
 
-  /** Rebuilds the working entries of `rel` and below from disk. */
-  private async scanDir(rel: string, onlyHere: boolean): Promise<void> {
+  /** Opens directory `rel` by walking down from the workspace, never through a link. */
+  private async openRel(rel: string): Promise<DirHandle | undefined> {
+    const root = await DirHandle.open(this.dir).catch(() => undefined);
+    if (rel === "" || !root) return root;
+    let dir: DirHandle = root;
+    for (const seg of rel.split("/")) {
+      const next: DirHandle | undefined = await dir.openDir(seg).catch(() => undefined);
+      await dir.close();
+      if (!next) return undefined;
+      dir = next;
+    }
+    return dir;
+  }
+
+  /**
+   * Rebuilds the working entries of `rel` and below from disk. `start` holds `rel` open (closed
+   * here; undefined: `rel` is not a directory any more). At most {@link MAX_HELD_DIRS}
+   * directories are held at once; the rest are reopened from the root when their turn comes.
+   */
+  private async scanTree(rel: string, start: DirHandle | undefined): Promise<void> {
     const working = this.working!;
     const seen = new Set<string>();
-    const limit = pLimit(16);
-    const visit = async (relDir: string): Promise<void> => {
-      seen.add(relDir);
-      const abs = relDir === "" ? this.dir : path.join(this.dir, ...relDir.split("/"));
-      let entries;
-      try {
-        entries = await readdir(abs, { withFileTypes: true });
-      } catch {
-        return;
+    for (const k of [...this.skipped.keys()]) if (isUnder(k, rel) && k !== rel) this.skipped.delete(k);
+    const queue: { rel: string; dir?: DirHandle }[] = start ? [{ rel, dir: start }] : [];
+    let held = start ? 1 : 0;
+    const work = async (item: { rel: string; dir?: DirHandle }): Promise<void> => {
+      let dir = item.dir;
+      if (!dir) {
+        dir = await this.openRel(item.rel);
+        if (!dir) return;
+        held++;
       }
-      const old = working.get(relDir);
-      const files = new Map<string, SnapshotFile>();
-      const subdirs: string[] = [];
-      await Promise.all(
-        entries.map((e) =>
-          limit(async () => {
-            const childRel = childOf(relDir, e.name);
-            if (this.ignore.has(e.name) || this.policy.excludePath(childRel)) {
-              if (e.isDirectory() || e.isFile() || e.isSymbolicLink()) this.excluded.set(childRel, e.isDirectory());
-              return;
-            }
-            if (e.isDirectory()) {
-              subdirs.push(childRel);
-              return;
-            }
-            if (!e.isFile() && !e.isSymbolicLink()) return;
-            const p = path.join(abs, e.name);
-            const st = await lstat(p).catch(() => undefined);
-            if (!st) return;
-            const entry = await this.entryFor(p, st, old?.files.get(e.name), false);
-            if (entry) files.set(e.name, entry);
-          }),
-        ),
-      );
-      const same = old !== undefined && old.size === files.size && [...files].every(([n, f]) => sameEntry(old.files.get(n), f));
-      working.set(relDir, same ? old : new WorkingDir(files));
-      await Promise.all(subdirs.map(visit));
+      try {
+        seen.add(item.rel);
+        for (const name of await this.readDir(dir, item.rel)) {
+          const childRel = childOf(item.rel, name);
+          const child = held < MAX_HELD_DIRS ? await dir.openDir(name).catch(() => undefined) : undefined;
+          if (child) held++;
+          queue.push(child ? { rel: childRel, dir: child } : { rel: childRel });
+        }
+      } finally {
+        await dir.close();
+        held--;
+      }
     };
-    if (onlyHere) {
-      for (const [k] of this.excluded) if (isUnder(k, rel)) this.excluded.delete(k);
+    const active = new Set<Promise<void>>();
+    let failure: unknown;
+    while (queue.length > 0 || active.size > 0) {
+      while (queue.length > 0 && active.size < 8) {
+        const task: Promise<void> = work(queue.pop()!)
+          .catch((err: unknown) => void (failure ??= err))
+          .finally(() => active.delete(task));
+        active.add(task);
+      }
+      if (active.size > 0) await Promise.race(active);
     }
-    await visit(rel);
+    if (failure) throw failure;
     for (const key of [...working.keys()]) if (isUnder(key, rel) && !seen.has(key)) working.delete(key);
     if (!working.has("")) working.set("", new WorkingDir());
   }
 
-  /** The entry of one file; re-reads it unless `known` matches its size and mtime (and `force` is off). */
-  private async entryFor(abs: string, st: Stats, known: SnapshotFile | undefined, force: boolean): Promise<SnapshotFile | undefined> {
-    const mode = st.mode & 0o7777;
+  /** Records the entries of one held directory; returns the names of its subdirectories. */
+  private async readDir(dir: DirHandle, relDir: string): Promise<string[]> {
+    let entries: HeldEntry[];
+    try {
+      entries = await dir.list();
+    } catch {
+      return [];
+    }
+    const old = this.working!.get(relDir);
+    const files = new Map<string, SnapshotFile>();
+    const subdirs: string[] = [];
+    await Promise.all(
+      entries.map((e) =>
+        this.io(async () => {
+          if (e.name === undefined) return this.skip(childOf(relDir, printableName(e.raw)), "not-utf8-name");
+          const childRel = childOf(relDir, e.name);
+          if (this.ignore.has(e.name) || this.policy.excludePath(childRel)) return;
+          if (e.type === "directory") return void subdirs.push(e.name);
+          if (e.type === "other") return this.skip(childRel, "not-regular");
+          const st = await dir.lstat(e.name);
+          if (!st) return;
+          if (st.isDirectory()) return void subdirs.push(e.name);
+          const entry = await this.entryFor(dir, childRel, e.name, st, old?.files.get(e.name), false);
+          if (entry) files.set(e.name, entry);
+        }),
+      ),
+    );
+    const same = old !== undefined && old.size === files.size && [...files].every(([n, f]) => sameEntry(old.files.get(n), f));
+    this.working!.set(relDir, same ? old : new WorkingDir(files));
+    return subdirs;
+  }
+
+  /**
+   * The entry of `name` in the held directory `dir`; re-reads it unless `known` matches its size,
+   * mtime and mode (and `force` is off). Reads only through a descriptor verified against `st`.
+   */
+  private async entryFor(dir: DirHandle, rel: string, name: string, st: Stats, known: SnapshotFile | undefined, force: boolean): Promise<SnapshotFile | undefined> {
+    // Permission bits only: setuid, setgid and sticky bits are never recorded, so never restored.
+    const mode = st.mode & 0o777;
     if (!force && known && known.s === st.size && known.t === st.mtimeMs && known.m === mode && Boolean(known.l) === st.isSymbolicLink()) return known;
     if (st.isSymbolicLink()) {
-      const target = await readlink(abs).catch(() => undefined);
+      const target = await readlink(dir.at(name), { encoding: "buffer" }).catch(() => undefined);
       if (target === undefined) return undefined;
-      const h = await this.putBuffer(Buffer.from(target));
-      return { h, s: st.size, m: mode, t: st.mtimeMs, l: 1 };
+      return { h: await this.putBuffer(target), s: st.size, m: mode, t: st.mtimeMs, l: 1 };
     }
-    if (!st.isFile()) return undefined;
+    if (!st.isFile()) return this.skip(rel, "not-regular");
+    if (isSparse(st)) return this.skip(rel, "sparse", st.size);
+    if (st.size > this.maxFileBytes) return this.skip(rel, "too-large", st.size);
+    if (st.size > this.budget) return this.skip(rel, "snapshot-budget", st.size);
+    this.budget -= st.size;
+    let opened: Awaited<ReturnType<DirHandle["openFile"]>>;
     try {
-      const h = st.size > STREAM_ABOVE ? await this.putStream(abs) : await this.putBuffer(await readFile(abs));
-      return { h, s: st.size, m: mode, t: st.mtimeMs };
+      opened = await dir.openFile(name, st);
+    } catch (err) {
+      return this.skip(rel, err instanceof EntryChangedError ? "changed-while-read" : "unreadable", st.size);
+    }
+    if (!opened) return undefined;
+    const { fh, stats } = opened;
+    try {
+      // The size read is the descriptor's: a file that grows meanwhile is caught by its mtime next time.
+      const size = Math.min(stats.size, st.size);
+      if (size > STREAM_ABOVE) return { h: await this.putStream(fh, size), s: size, m: mode, t: stats.mtimeMs };
+      const data = await readAll(fh, size);
+      return { h: await this.putBuffer(data), s: data.length, m: mode, t: stats.mtimeMs };
     } catch {
-      return undefined; // Deleted or unreadable between the listing and the read.
+      return this.skip(rel, "unreadable", st.size);
+    } finally {
+      await fh.close().catch(() => undefined);
     }
   }
 
@@ -528,20 +711,20 @@ export class SnapshotStore {
   }
 
   /** Large files: copied to a temporary blob while hashing, so the content is read once. */
-  private async putStream(abs: string): Promise<string> {
+  private async putStream(fh: FileHandle, size: number): Promise<string> {
     await this.mkdirOnce(this.blobs);
     const tmp = path.join(this.blobs, `.tmp-${randomBytes(6).toString("hex")}`);
     const hash = createHash("sha256");
     try {
       await pipeline(
-        createReadStream(abs),
+        fh.createReadStream({ start: 0, end: size - 1, autoClose: false }),
         async function* (source: AsyncIterable<Buffer>) {
           for await (const chunk of source) {
             hash.update(chunk);
             yield chunk;
           }
         },
-        createWriteStream(tmp),
+        createWriteStream(tmp, { mode: 0o600 }),
       );
       const h = hash.digest("hex");
       const p = this.blobPath(h);
@@ -605,17 +788,20 @@ export class SnapshotStore {
     return parseTree(await readFile(path.join(this.trees, hash), "utf8"));
   }
 
-  private async loadDirs(record: SnapshotRecord): Promise<Map<string, Map<string, SnapshotFile>>> {
+  /** The trees of `record` (only the directories `only` names, when given). */
+  private async loadDirs(record: SnapshotRecord, only?: ReadonlySet<string>): Promise<Map<string, Map<string, SnapshotFile>>> {
     const out = new Map<string, Map<string, SnapshotFile>>();
     const cache = new Map<string, Promise<Map<string, SnapshotFile>>>();
     const limit = pLimit(16);
     await Promise.all(
-      Object.entries(record.dirs).map(([rel, h]) =>
-        limit(async () => {
-          if (!cache.has(h)) cache.set(h, this.readTree(h));
-          out.set(rel, await cache.get(h)!);
-        }),
-      ),
+      Object.entries(record.dirs)
+        .filter(([rel]) => !only || only.has(rel))
+        .map(([rel, h]) =>
+          limit(async () => {
+            if (!cache.has(h)) cache.set(h, this.readTree(h));
+            out.set(rel, await cache.get(h)!);
+          }),
+        ),
     );
     return out;
   }
@@ -658,73 +844,73 @@ export class SnapshotStore {
   }
 
   /**
-   * Builds `target` in a staging directory next to the workspace (same file system), carries
-   * excluded entries over, then swaps: workspace → trash, staging → workspace.
+   * Rewrites the workspace (whose working set a scan just brought up to date) into `target`,
+   * in place and only where it differs; sets the head. Returns the paths kept as they were.
    */
-  private async swapIn(target: SnapshotRecord): Promise<void> {
-    const suffix = randomBytes(6).toString("hex");
-    const staging = path.join(this.storeDir, `staging-${suffix}`);
-    const trash = path.join(this.storeDir, `trash-${suffix}`);
-    const dirs = await this.loadDirs(target);
-    const current = this.working!;
-    const limit = pLimit(16);
-    await mkdir(staging, { recursive: true });
-    const nativeRel = (rel: string) => (rel === "" ? "" : path.join(...rel.split("/")));
-    await Promise.all([...dirs.keys()].map((rel) => limit(() => mkdir(path.join(staging, nativeRel(rel)), { recursive: true }))));
-    const tasks: Promise<void>[] = [];
-    for (const [rel, files] of dirs) {
-      const have = current.get(rel)?.files;
-      for (const [name, f] of files) {
-        tasks.push(
-          limit(async () => {
-            const dest = path.join(staging, nativeRel(rel), name);
-            if (f.l) {
-              await symlink((await this.readBlob(f.h)).toString(), dest);
-              return;
-            }
-            const mine = have?.get(name);
-            // Unchanged content: share the workspace's inode (the old tree is discarded after the swap).
-            if (mine && !mine.l && mine.h === f.h && mine.m === f.m) {
-              try {
-                await link(path.join(this.dir, nativeRel(rel), name), dest);
-                return;
-              } catch {
-                // Changed under us or not linkable: copy from the store instead.
-              }
-            }
-            await copyFile(this.blobPath(f.h), dest);
-            await chmod(dest, f.m);
-            await utimes(dest, f.t / 1000, f.t / 1000);
-          }),
-        );
-      }
+  private async applyRecord(target: SnapshotRecord): Promise<string[]> {
+    const working = this.working!;
+    const differs = (rel: string) => working.get(rel)?.hash !== target.dirs[rel];
+    const toVisit = dirsToVisit(working.keys(), Object.keys(target.dirs), differs);
+    const loaded = await this.loadDirs(target, toVisit);
+    const current: TreeMap = { keys: () => working.keys(), get: (rel) => working.get(rel)?.files, has: (rel) => working.has(rel) };
+    const wanted: TreeMap = { keys: () => Object.keys(target.dirs)[Symbol.iterator](), get: (rel) => loaded.get(rel), has: (rel) => rel in target.dirs };
+    await this.mkdirOnce(this.storeDir);
+    await writeFile(this.journalPath, JSON.stringify({ v: 2, target: target.id } satisfies Journal), { mode: 0o600 });
+    const root = await DirHandle.open(this.dir);
+    let result: Awaited<ReturnType<typeof applyInPlace>>;
+    try {
+      result = await applyInPlace(root, current, wanted, toVisit, { put: (dir, name, entry, replace) => this.putEntry(dir, name, entry, replace) });
+    } catch (error) {
+      // Left half-way (a permission error, the disk full): the working set follows the disk again.
+      await root.close();
+      this.working = undefined;
+      await rm(this.journalPath, { force: true });
+      throw error;
     }
-    await Promise.all(tasks);
-    // Excluded files are hard-linked over; excluded directories are moved at swap time (journaled).
-    const moved: string[] = [];
-    for (const [rel, isDir] of this.excluded) {
-      const src = path.join(this.dir, nativeRel(rel));
-      const dest = path.join(staging, nativeRel(rel));
-      await mkdir(path.dirname(dest), { recursive: true });
-      if (isDir) moved.push(rel);
-      else await link(src, dest).catch(async () => copyFile(src, dest).catch(() => undefined));
+    await root.close();
+    for (const rel of [...working.keys()]) if (!(rel in target.dirs)) working.delete(rel);
+    for (const rel of result.visited) {
+      const before = working.get(rel)?.files;
+      const files = new Map(loaded.get(rel));
+      // Untouched files keep the mtimes they have on disk (the stat cache stays exact).
+      if (before) for (const [n, f] of files) if (sameContent(before.get(n), f)) files.set(n, before.get(n)!);
+      const d = new WorkingDir(files, target.dirs[rel]);
+      d.pack();
+      working.set(rel, d);
     }
-    const journal: Journal = { target: target.id, staging, trash, moved };
-    await writeFile(this.journalPath, JSON.stringify(journal), { mode: 0o600 });
-    for (const rel of moved) await rename(path.join(this.dir, nativeRel(rel)), path.join(staging, nativeRel(rel))).catch(() => undefined);
-    await rename(this.dir, trash);
-    await rename(staging, this.dir);
-    await this.saveHead({ ...(await this.loadHead())!, id: target.id });
+    let id = target.id;
+    if (result.kept.length > 0) {
+      this.budget = this.maxSnapshotBytes;
+      for (const rel of result.kept) await this.updatePath(path.join(this.dir, ...rel.split("/")));
+      id = await this.commit(target.id, "restore-kept");
+    }
+    await this.saveHead({ ...(await this.loadHead())!, id });
     await rm(this.journalPath, { force: true });
-    this.working = new Map([...dirs].map(([rel, files]) => [rel, new WorkingDir(new Map(files), target.dirs[rel])]));
-    for (const d of this.working.values()) d.pack();
-    // The old tree is garbage now (recorded before the swap): removed in the background.
-    void rm(trash, { recursive: true, force: true }).catch(() => undefined);
+    return result.kept;
+  }
+
+  /** Writes one entry of a restore from the store: a temporary copy, then rename (or link) in place. */
+  private async putEntry(dir: DirHandle, name: string, f: SnapshotFile, replace: boolean): Promise<void> {
+    const tmp = path.join(this.storeDir, `restore-tmp-${randomBytes(6).toString("hex")}`);
+    try {
+      if (f.l) await symlink(await this.readBlob(f.h), tmp);
+      else {
+        await copyFile(this.blobPath(f.h), tmp);
+        await chmod(tmp, f.m & 0o777);
+        await utimes(tmp, f.t / 1000, f.t / 1000);
+      }
+      // `rename` replaces what is at the name (never following a link there); `link` takes a free name only.
+      if (replace) await rename(tmp, dir.at(name));
+      else await link(tmp, dir.at(name));
+    } finally {
+      await rm(tmp, { force: true });
+    }
   }
 
   /**
-   * Finishes or undoes a restore a crash interrupted: staging still beside an intact workspace
-   * → undo (move excluded folders back, drop staging); workspace gone or swapped → finish.
+   * Finishes a restore a crash interrupted: the files are scanned again (the state before the
+   * restore was recorded first) and the target applied over whatever part was done. A 0.1.x
+   * journal (a staged copy) is finished or undone as that version did.
    */
   private async recover(): Promise<void> {
     if (this.recovered) return;
@@ -735,19 +921,15 @@ export class SnapshotStore {
     } catch {
       journal = undefined;
     }
-    if (journal) {
-      const stagingThere = await exists(journal.staging);
-      const wsThere = await exists(this.dir);
-      if (stagingThere && wsThere) {
-        for (const rel of journal.moved) {
-          const from = path.join(journal.staging, ...rel.split("/"));
-          const to = path.join(this.dir, ...rel.split("/"));
-          if ((await exists(from)) && !(await exists(to))) await rename(from, to).catch(() => undefined);
-        }
-      } else {
-        if (stagingThere) await rename(journal.staging, this.dir);
-        await this.saveHead({ ...(await this.loadHead()), id: journal.target });
-      }
+    if (journal?.staging) await this.recoverSwap(journal);
+    else if (journal) {
+      const target = await this.readRecord(journal.target);
+      const head = await this.loadHead();
+      this.working = head ? await this.workingFrom(head.id) : new Map();
+      this.budget = this.maxSnapshotBytes;
+      await this.scan();
+      await this.commit(head?.id, "before-restore");
+      if (target) await this.applyRecord(target);
       await rm(this.journalPath, { force: true });
     }
     // Leftovers of interrupted restores (never the workspace itself).
@@ -758,8 +940,26 @@ export class SnapshotStore {
       return;
     }
     await Promise.all(
-      names.filter((n) => /^(staging|trash)-[0-9a-f]+$/.test(n)).map((n) => rm(path.join(this.storeDir, n), { recursive: true, force: true })),
+      names.filter((n) => /^(staging|trash|restore-tmp)-[0-9a-f]+$/.test(n)).map((n) => rm(path.join(this.storeDir, n), { recursive: true, force: true })),
     );
+  }
+
+  /** 0.1.x journals: staging still beside an intact workspace → undo; workspace gone or swapped → finish. */
+  private async recoverSwap(journal: Journal): Promise<void> {
+    const staging = journal.staging!;
+    const stagingThere = await exists(staging);
+    const wsThere = await exists(this.dir);
+    if (stagingThere && wsThere) {
+      for (const rel of journal.moved ?? []) {
+        const from = path.join(staging, ...rel.split("/"));
+        const to = path.join(this.dir, ...rel.split("/"));
+        if ((await exists(from)) && !(await exists(to))) await rename(from, to).catch(() => undefined);
+      }
+    } else {
+      if (stagingThere) await rename(staging, this.dir);
+      await this.saveHead({ ...(await this.loadHead()), id: journal.target });
+    }
+    await rm(this.journalPath, { force: true });
   }
 
   // ---- retention -------------------------------------------------------------------------
