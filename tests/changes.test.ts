@@ -6,9 +6,11 @@ import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import {
+  ChangeRecord,
   ChokidarTracker,
   createChangeTracker,
   DEFAULT_TRACKER_KIND,
+  MAX_RECORDED_PATHS,
   ParcelTracker,
   PollingTracker,
   TrackerPool,
@@ -224,6 +226,264 @@ describe("watcher fallback", () => {
     await t.start();
     assert.equal(t.fellBack, true);
     await t.close();
+  });
+});
+
+/** Polls `changesSince(cursor)` every 20 ms (up to 5 s) until it lists `p`; fails on `undefined`. */
+async function waitUntilListed(tracker: ChangeTracker, cursor: number, p: string): Promise<{ cursor: number; paths: string[] }> {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const answer = tracker.changesSince(cursor);
+    assert.ok(answer, `changesSince(${cursor}) could not tell while waiting for ${p}`);
+    if (answer.paths.includes(p)) return answer;
+    if (Date.now() > deadline) assert.fail(`timed out after 5000 ms waiting for ${p} in ${JSON.stringify(answer.paths)}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** A cursor after which nothing arrived for 600 ms (longer than parcel's 500 ms debounce cap). */
+async function quietCursor(tracker: ChangeTracker): Promise<number> {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const cursor = tracker.cursor;
+    await new Promise((r) => setTimeout(r, 600));
+    const answer = tracker.changesSince(cursor);
+    assert.ok(answer, "changesSince could not tell while waiting for quiet");
+    if (answer.paths.length === 0) return cursor;
+    if (Date.now() > deadline) assert.fail(`events kept arriving: ${JSON.stringify(answer.paths)}`);
+  }
+}
+
+for (const kind of ["parcel", "chokidar"] as const) {
+  describe(`${kind} tracker: changesSince`, () => {
+    let dir: string;
+    let tracker: ChangeTracker;
+    before(async () => {
+      dir = await freshDir(`since-${kind}`);
+      tracker = createChangeTracker(dir, { kind, pollIntervalMs: 5000 });
+      await tracker.start();
+    });
+    after(async () => {
+      await tracker.close();
+    });
+
+    test("lists a content-only overwrite of an existing file (which does not bump generation)", async () => {
+      const c0 = tracker.cursor;
+      const gen = tracker.generation;
+      const target = path.join(dir, "sub", "b.txt");
+      await writeFile(target, "overwritten");
+      const answer = await waitUntilListed(tracker, c0, target);
+      assert.deepEqual(answer.paths, [target]);
+      assert.equal(tracker.generation, gen, "an update event is not structural");
+      assert.ok(answer.cursor >= c0);
+    });
+
+    test("lists a created file; a cursor taken after the events lists nothing, later changes only", async () => {
+      const c0 = tracker.cursor;
+      const created = path.join(dir, "sub", "created.txt");
+      await writeFile(created, "c");
+      await waitUntilListed(tracker, c0, created);
+      const quiet = await quietCursor(tracker);
+      assert.deepEqual(tracker.changesSince(quiet)?.paths, []);
+      assert.ok(tracker.changesSince(c0)!.paths.includes(created), "an older cursor still answers");
+      const next = path.join(dir, "a.txt");
+      await appendFile(next, "more");
+      const answer = await waitUntilListed(tracker, quiet, next);
+      assert.deepEqual(answer.paths, [next], "only what changed after the cursor");
+      // Deduplicated: the same path changed again is listed once.
+      await appendFile(next, "again");
+      await waitFor(tracker, () => tracker.changesSince(answer.cursor)!.paths.includes(next), "the second append");
+      assert.deepEqual(tracker.changesSince(quiet)?.paths, [next]);
+    });
+
+    test("paths under ignored names and atomic-save temp files are not listed", async () => {
+      await mkdir(path.join(dir, "node_modules", "pkg"), { recursive: true });
+      await mkdir(path.join(dir, "sub", "node_modules"), { recursive: true });
+      await mkdir(path.join(dir, ".git"), { recursive: true });
+      const c0 = tracker.cursor;
+      await writeFile(path.join(dir, "node_modules", "pkg", "index.js"), "x");
+      await writeFile(path.join(dir, "sub", "node_modules", "deep.js"), "x");
+      await writeFile(path.join(dir, ".git", "HEAD"), "x");
+      await writeFile(path.join(dir, ".wb-write.1.abcdefabcdef"), "x");
+      await rm(path.join(dir, ".wb-write.1.abcdefabcdef"));
+      // Sync point: a visible change after the ignored ones; its event arrives with or after theirs.
+      const visible = path.join(dir, "visible-after-ignored.txt");
+      await writeFile(visible, "v");
+      await waitUntilListed(tracker, c0, visible);
+      await quietCursor(tracker);
+      const listed = tracker.changesSince(c0)!.paths.map((p) => path.relative(dir, p));
+      assert.deepEqual(listed, ["visible-after-ignored.txt"]);
+    });
+
+    test("a closed tracker cannot tell, for cursors read before or after close", async () => {
+      const t = createChangeTracker(await freshDir(`since-closed-${kind}`), { kind });
+      const beforeStart = t.cursor;
+      assert.equal(t.changesSince(beforeStart), undefined, "not started");
+      await t.start();
+      assert.equal(t.changesSince(beforeStart), undefined, "changes before start were not watched");
+      const c0 = t.cursor;
+      assert.deepEqual(t.changesSince(c0)?.paths, []);
+      await t.close();
+      assert.equal(t.changesSince(c0), undefined);
+      assert.equal(t.changesSince(t.cursor), undefined);
+    });
+
+    test("a cursor of an earlier tracker of the same directory is not answered by a new one", async () => {
+      const old = createChangeTracker(dir, { kind });
+      await old.start();
+      const c0 = old.cursor;
+      await old.close();
+      const fresh = createChangeTracker(dir, { kind });
+      await fresh.start();
+      assert.equal(fresh.changesSince(c0), undefined, "the new tracker did not watch between c0 and its start");
+      await fresh.close();
+    });
+  });
+}
+
+describe("changesSince on polling and fallbacks", () => {
+  test("a polling tracker cannot list paths", async () => {
+    const dir = await freshDir("since-polling");
+    const t = new PollingTracker(dir, { intervalMs: 5000 });
+    await t.start();
+    const c0 = t.cursor;
+    assert.equal(t.changesSince(c0), undefined);
+    const gen = t.generation;
+    await writeFile(path.join(dir, "new.txt"), "n");
+    assert.ok((await t.refresh()) > gen);
+    assert.equal(t.changesSince(c0), undefined);
+    assert.equal(t.changesSince(t.cursor), undefined);
+    await t.close();
+  });
+
+  test("a watcher that fell back to polling at start cannot tell", async () => {
+    const t = new ParcelTracker(path.join(tmp, "since-not-yet"), { pollIntervalMs: 5000, onError: () => undefined });
+    await t.start();
+    assert.equal(t.fellBack, true);
+    assert.equal(t.live, true);
+    assert.equal(t.changesSince(t.cursor), undefined);
+    await t.close();
+  });
+
+  // Real trackers; the subclasses only expose the hook the watchers' "error" event calls.
+  const failing = {
+    parcel: class extends ParcelTracker {
+      fail(err: Error): void {
+        this.watcherFailed(err);
+      }
+    },
+    chokidar: class extends ChokidarTracker {
+      fail(err: Error): void {
+        this.watcherFailed(err);
+      }
+    },
+  };
+  for (const [kind, Failing] of Object.entries(failing)) {
+    test(`${kind}: a watcher error makes older cursors unanswerable, and the fallback cannot tell`, async () => {
+      const dir = await freshDir(`since-fail-${kind}`);
+      const errors: string[] = [];
+      const t = new Failing(dir, { pollIntervalMs: 5000, onError: (e, ctx) => errors.push(`${ctx.fallback}: ${e.message}`) });
+      await t.start();
+      const c0 = t.cursor;
+      const target = path.join(dir, "a.txt");
+      await appendFile(target, "x");
+      await waitUntilListed(t, c0, target);
+      t.fail(new Error("ENOSPC (simulated)"));
+      assert.equal(t.changesSince(c0), undefined, "not live any more");
+      await waitFor(t, () => t.fellBack && t.live, "the polling fallback");
+      assert.deepEqual(errors, ["polling: ENOSPC (simulated)"]);
+      assert.equal(t.changesSince(c0), undefined, "events may have been lost before the fallback");
+      assert.equal(t.changesSince(t.cursor), undefined, "the fallback does not know paths");
+      await t.close();
+    });
+  }
+});
+
+describe("ChangeRecord", () => {
+  test("lists paths noted after a cursor, deduplicated, oldest change first", () => {
+    const r = new ChangeRecord();
+    const c0 = r.cursor;
+    assert.deepEqual(r.since(c0), { cursor: c0, paths: [] });
+    r.note("/w/a");
+    r.note("/w/b");
+    r.note("/w/a");
+    const first = r.since(c0)!;
+    assert.deepEqual(first.paths, ["/w/b", "/w/a"]);
+    assert.ok(first.cursor > c0);
+    assert.deepEqual(r.since(first.cursor)?.paths, []);
+    r.note("/w/c");
+    assert.deepEqual(r.since(first.cursor)?.paths, ["/w/c"]);
+    assert.equal(r.size, 3);
+  });
+
+  test("overflow: an old cursor gets undefined, a newer one keeps working", () => {
+    const r = new ChangeRecord({ maxPaths: 3 });
+    const c0 = r.cursor;
+    r.note("/w/1");
+    const c1 = r.cursor;
+    r.note("/w/2");
+    r.note("/w/3");
+    assert.deepEqual(r.since(c0)?.paths, ["/w/1", "/w/2", "/w/3"], "at the bound, nothing lost yet");
+    r.note("/w/2"); // already held: no growth
+    assert.deepEqual(r.since(c0)?.paths, ["/w/1", "/w/3", "/w/2"]);
+    r.note("/w/4"); // drops /w/1, noted after c0
+    assert.equal(r.size, 3);
+    assert.equal(r.since(c0), undefined, "/w/1 was dropped");
+    assert.deepEqual(r.since(c1)?.paths, ["/w/3", "/w/2", "/w/4"], "c1 was read after /w/1 changed");
+    const c2 = r.cursor;
+    for (let i = 5; i < 20; i++) r.note(`/w/${i}`);
+    assert.equal(r.size, 3);
+    assert.equal(r.since(c1), undefined);
+    assert.equal(r.since(c2), undefined);
+    const c3 = r.cursor;
+    r.note("/w/last");
+    assert.deepEqual(r.since(c3)?.paths, ["/w/last"]);
+  });
+
+  test("the character bound drops the least recently changed paths too", () => {
+    const r = new ChangeRecord({ maxChars: 10 });
+    const c0 = r.cursor;
+    r.note("/aaaa");
+    r.note("/bbbb");
+    assert.deepEqual(r.since(c0)?.paths, ["/aaaa", "/bbbb"]);
+    r.note("/c");
+    assert.equal(r.since(c0), undefined);
+    const c1 = r.cursor;
+    r.note("/" + "x".repeat(20)); // longer than the whole bound: kept nowhere, so c1 cannot be answered
+    assert.equal(r.size, 0);
+    assert.equal(r.since(c1), undefined);
+    const c2 = r.cursor;
+    assert.deepEqual(r.since(c2)?.paths, []);
+  });
+
+  test("the default bound holds at most MAX_RECORDED_PATHS paths", () => {
+    const r = new ChangeRecord();
+    const c0 = r.cursor;
+    for (let i = 0; i < MAX_RECORDED_PATHS; i++) r.note(`/w/${i}`);
+    assert.equal(r.since(c0)?.paths.length, MAX_RECORDED_PATHS);
+    const c1 = r.cursor;
+    for (let i = 0; i < MAX_RECORDED_PATHS * 2; i++) r.note(`/w/more/${i}`);
+    assert.equal(r.size, MAX_RECORDED_PATHS);
+    assert.equal(r.since(c0), undefined);
+    assert.equal(r.since(c1), undefined);
+  });
+
+  test("invalidate: older cursors get undefined, newer ones work; foreign and bad cursors", () => {
+    const r = new ChangeRecord();
+    const c0 = r.cursor;
+    r.note("/w/a");
+    r.invalidate();
+    assert.equal(r.size, 0);
+    assert.equal(r.since(c0), undefined);
+    const c1 = r.cursor;
+    r.note("/w/b");
+    assert.deepEqual(r.since(c1)?.paths, ["/w/b"]);
+    assert.equal(new ChangeRecord().since(c1), undefined, "a cursor read before a record existed");
+    assert.equal(r.since(r.cursor + 1000), undefined, "a cursor from the future");
+    assert.throws(() => r.since(-1), /cursor/);
+    assert.throws(() => r.since(1.5), /cursor/);
+    assert.throws(() => r.since("3" as unknown as number), /cursor/);
+    assert.throws(() => new ChangeRecord({ maxPaths: 0 }), /maxPaths/);
   });
 });
 

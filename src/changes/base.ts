@@ -2,12 +2,13 @@ import { stat } from "node:fs/promises";
 import path from "node:path";
 import type { ChangeTracker, TrackerKind } from "./types.js";
 import { DEFAULT_IGNORED_NAMES } from "./ignore-names.js";
+import { ChangeRecord } from "./changeRecord.js";
 
 /** Options shared by every tracker implementation. */
 export interface TrackerOptions {
   /**
    * Entry names ignored wherever they occur (default `[".git", "node_modules"]`). Changes under
-   * them neither bump `generation` nor update `newestMtimeMs`.
+   * them neither bump `generation`, update `newestMtimeMs` nor appear in `changesSince`.
    */
   ignoreNames?: readonly string[];
   /**
@@ -51,8 +52,9 @@ export function report(options: ResolvedTrackerOptions, error: unknown, context:
 }
 
 /**
- * Bookkeeping common to every tracker: the generation counter, the newest mtime, `live`, and
- * idempotent start/close. Subclasses implement `open`/`shut` and report what they observe.
+ * Bookkeeping common to every tracker: the generation counter, the newest mtime, the record of
+ * changed paths, `live`, and idempotent start/close. Subclasses implement `open`/`shut` and
+ * report what they observe (`bump`, `noteTime`, `notePath`).
  */
 export abstract class BaseTracker implements ChangeTracker {
   abstract readonly kind: TrackerKind;
@@ -63,6 +65,8 @@ export abstract class BaseTracker implements ChangeTracker {
   private isLive = false;
   private starting: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
+  /** Paths seen changing while live; invalidated whenever the tracker goes live or stops being live. */
+  private readonly record = new ChangeRecord();
 
   constructor(dir: string, options: TrackerOptions = {}) {
     this.options = resolveTrackerOptions(dir, options);
@@ -81,6 +85,15 @@ export abstract class BaseTracker implements ChangeTracker {
     return this.newest;
   }
 
+  get cursor(): number {
+    return this.record.cursor;
+  }
+
+  changesSince(cursor: number): { cursor: number; paths: string[] } | undefined {
+    const answer = this.record.since(cursor);
+    return this.isLive && !this.closing ? answer : undefined;
+  }
+
   /** True once `close()` was called. */
   get closed(): boolean {
     return this.closing !== undefined;
@@ -96,6 +109,8 @@ export abstract class BaseTracker implements ChangeTracker {
         await this.shut();
         return;
       }
+      // Changes before this moment were not watched: no older cursor can be answered.
+      this.record.invalidate();
       this.isLive = true;
     })();
     return this.starting;
@@ -108,6 +123,7 @@ export abstract class BaseTracker implements ChangeTracker {
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.isLive = false;
+      this.record.invalidate();
       // Let a start in flight finish first so its native handle is not leaked.
       await this.starting?.catch(() => undefined);
       await this.shut();
@@ -126,6 +142,14 @@ export abstract class BaseTracker implements ChangeTracker {
     this.noteTime(timeMs);
   }
 
+  /**
+   * Records that `absPath` was created, changed or deleted (any event kind). Ignored while not
+   * live: such changes are covered by the invalidation that ends or begins a live interval.
+   */
+  protected notePath(absPath: string): void {
+    if (this.isLive && !this.closing) this.record.note(absPath);
+  }
+
   protected noteTime(timeMs: number): void {
     if (Number.isFinite(timeMs) && (this.newest === undefined || timeMs > this.newest)) this.newest = timeMs;
   }
@@ -138,7 +162,9 @@ export abstract class BaseTracker implements ChangeTracker {
     }
   }
 
+  /** The tracker stopped seeing events (watcher error): cursors read before now are unanswerable. */
   protected markNotLive(): void {
     this.isLive = false;
+    this.record.invalidate();
   }
 }

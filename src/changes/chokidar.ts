@@ -1,3 +1,4 @@
+import path from "node:path";
 import type { FSWatcher } from "chokidar";
 import { ignoredPathMatcher } from "./ignore-names.js";
 import { WatchingTracker } from "./watching.js";
@@ -7,7 +8,9 @@ const STRUCTURAL = new Set(["add", "addDir", "unlink", "unlinkDir"]);
 /**
  * Tracker on chokidar 4 (one `fs.watch` per directory plus an initial stat of every entry).
  * Non-persistent, so it never keeps the process alive.
- * `add`/`addDir`/`unlink`/`unlinkDir` bump `generation`; `change` only advances `newestMtimeMs`.
+ * `add`/`addDir`/`unlink`/`unlinkDir` bump `generation`; `change` only advances `newestMtimeMs`
+ * (stamped with the event's arrival time). Every event's path goes to the change record, and so
+ * does every raw `fs.watch` event's, which chokidar would otherwise throttle away.
  */
 export class ChokidarTracker extends WatchingTracker {
   readonly kind = "chokidar" as const;
@@ -28,10 +31,21 @@ export class ChokidarTracker extends WatchingTracker {
     // chokidar 4 reports symlinks found by its initial scan as "add" despite ignoreInitial;
     // anything before "ready" is part of the baseline, not a change.
     let ready = false;
-    watcher.on("all", (event) => {
+    watcher.on("all", (event, p) => {
       if (!ready) return;
+      this.notePath(p);
       if (STRUCTURAL.has(event)) this.bump();
       else if (event === "change") this.noteTime(Date.now());
+    });
+    // chokidar drops a file's fs event arriving within 5 ms of the previous one (and a change
+    // that leaves the mtime equal), so the record also takes the raw events, which come before
+    // that filter. A directory's fs.watch names the entry; a file's names the file itself.
+    watcher.on("raw", (_event: string, name: unknown, details: unknown) => {
+      if (!ready) return;
+      const watched = (details as { watchedPath?: unknown } | undefined)?.watchedPath;
+      if (typeof watched !== "string") return;
+      const p = typeof name !== "string" || name === "" || name === path.basename(watched) ? watched : path.join(watched, name);
+      if (!isIgnored(p)) this.notePath(p);
     });
     await new Promise<void>((resolve, reject) => {
       const onError = (err: unknown) => reject(err instanceof Error ? err : new Error(String(err)));

@@ -8,6 +8,13 @@ import { WatchingTracker } from "./watching.js";
  * ReadDirectoryChangesW on Windows), run in the process's unreferenced watcher thread
  * ({@link parcelHost}) so a live watcher never keeps the process alive. `create`/`delete` events
  * (renames arrive as a pair) bump `generation`; `update` events only advance `newestMtimeMs`.
+ * Every event's path goes to the change record (`changesSince`). `newestMtimeMs` is the time a
+ * batch *arrived* (parcel debounces 50-500 ms), an upper bound of when the change happened.
+ *
+ * Known limits of parcel's inotify backend (Linux), for `generation` and `changesSince` alike: a
+ * queue overflow (`IN_Q_OVERFLOW`) is dropped silently, and a directory moved in (or created with
+ * subdirectories faster than parcel adds its watch) is reported alone: its contents are not
+ * listed and its subdirectories are not watched, so later changes inside them go unseen.
  */
 export class ParcelTracker extends WatchingTracker {
   readonly kind = "parcel" as const;
@@ -36,6 +43,7 @@ export class ParcelTracker extends WatchingTracker {
     let touched = false;
     for (const e of events) {
       if (isIgnored(e.path)) continue;
+      this.notePath(e.path);
       if (e.type === "update") touched = true;
       else structural = true;
     }

@@ -80,7 +80,7 @@ interface DirState {
  * added, removed or renamed in it, so one `stat` per directory finds structural changes; only
  * directories whose mtime moved are re-listed, and their entry names tell a real change from a
  * temp file that came and went (editors' atomic saves). Content-only edits are invisible to it
- * by design, and `newestMtimeMs` reflects directory mtimes only.
+ * by design, `newestMtimeMs` reflects directory mtimes only, and `changesSince` cannot answer.
  */
 export class PollingTracker extends BaseTracker {
   readonly kind = "polling" as const;
@@ -108,6 +108,15 @@ export class PollingTracker extends BaseTracker {
   /** Number of directories currently known (for diagnostics and benchmarks). */
   get directoryCount(): number {
     return this.dirs.size;
+  }
+
+  /**
+   * Always `undefined`: a poll sees which directories' listings changed, not which files did
+   * (content-only edits are invisible to it), so it cannot list what changed.
+   */
+  override changesSince(cursor: number): undefined {
+    super.changesSince(cursor); // validates the argument like every tracker
+    return undefined;
   }
 
   /** Polls now; a poll already running is awaited first so the result reflects this call's moment. */

@@ -43,6 +43,12 @@ export abstract class WatchingTracker extends BaseTracker {
     return other === undefined ? own : Math.max(own, other);
   }
 
+  /** `undefined` once on the polling fallback (it does not know paths), else the watcher's record. */
+  override changesSince(cursor: number): { cursor: number; paths: string[] } | undefined {
+    const answer = super.changesSince(cursor);
+    return this.fallback ? undefined : answer;
+  }
+
   override async refresh(): Promise<number> {
     if (this.fallback) await this.fallback.refresh();
     return this.generation;
