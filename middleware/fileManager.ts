@@ -127,7 +127,8 @@ export interface FileManagerOptions {
 
 const isFunction = (v: unknown) => typeof v === "function";
 
-const optionsSchema = z.object({
+/** The checks on {@link FileManagerOptions}: strict at every level (an unknown key throws, naming the accepted ones). */
+export const fileManagerOptionsSchema = z.strictObject({
   rootDir: z.string().trim().min(1, "rootDir must be a non-empty path").optional(),
   fileOps: z.custom<FileOperations>((v) => {
     try {
@@ -323,7 +324,7 @@ export class FileManagerHooks {
   private closed = false;
 
   constructor(options: FileManagerOptions = {}) {
-    parseOptions(optionsSchema, options ?? {}, "Invalid FileManager options");
+    parseOptions(fileManagerOptionsSchema, options ?? {}, "Invalid FileManager options");
     this.options = options ?? {};
     this.rootDir = resolveRootDir(this.options.rootDir);
     assertUsableRootDir(this.rootDir, { local: rootDirIsLocal(this.options) });

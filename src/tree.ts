@@ -278,7 +278,7 @@ export const treeOptionsSchema = z.object(
     fileOps: z.custom<FileOperations>(() => true).optional(),
   },
   "tree options must be an object",
-);
+).strict();
 
 function resolveOptions(options: TreeOptions): Resolved {
   parseOptions(treeOptionsSchema, options, "Invalid tree options");

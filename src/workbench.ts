@@ -12,21 +12,20 @@
  */
 import type { StructuredTool } from "@langchain/core/tools";
 import { z } from "zod";
-import { createFileManagerMiddleware, type FileManagerMiddleware, type FileManagerOptions } from "../middleware/fileManager.js";
-import { createBasicTools, type BasicToolsOptions } from "../tools/basic.js";
-import { createFileTools } from "../tools/files.js";
+import { createFileManagerMiddleware, fileManagerOptionsSchema, type FileManagerMiddleware, type FileManagerOptions } from "../middleware/fileManager.js";
+import { basicToolsOptionsSchema, createBasicTools, type BasicToolsOptions } from "../tools/basic.js";
+import { createFileTools, fileToolsOptionsSchema, type FileToolsOptions } from "../tools/files.js";
 import { FileToolCaches } from "../tools/lineCounts.js";
-import type { FileToolOptions } from "../tools/fileToolSupport.js";
-import { createWebTools, type WebToolsOptions } from "../tools/web.js";
+import { createWebTools, webToolsOptionsSchema, type WebToolsOptions } from "../tools/web.js";
 import type { EnvironmentOption } from "./fileops/environment.js";
 import { HtmlConversionPool } from "./web/htmlWorkerPool.js";
 import { ENVIRONMENT_OPTION_MESSAGE, environmentBehind, isEnvironmentOption, ThreadEnvironments } from "./fileops/threadEnvironment.js";
 import { listArtifacts, type ArtifactList } from "./files/artifacts.js";
 import { isTransferRefusal, putFile, TransferError, type TransferSettings } from "./files/transfer.js";
 import type { FileOperations } from "./fileops/types.js";
-import type { ChangeSet, SnapshotInfo } from "./snapshots/index.js";
+import type { ChangeSet, RestoreResult, SnapshotInfo } from "./snapshots/index.js";
 import { resolveRootDir, Workspace } from "./workspace.js";
-import { parseOptions } from "./options.js";
+import { keysOf, parseOptions } from "./options.js";
 
 /** Options of {@link createWorkbench}. Every part also takes its own options object. */
 export interface WorkbenchOptions {
@@ -55,7 +54,7 @@ export interface WorkbenchOptions {
   /** FileManager middleware options (tree budget, path rewriting, `pathArgs`, tracker…). */
   fileManager?: Omit<FileManagerOptions, "rootDir">;
   /** File tools (`read_file`, `write_file`, `patch`, `search_files`) options, or `false` to leave them out. */
-  fileTools?: Omit<FileToolOptions, "rootDir"> | false;
+  fileTools?: Omit<FileToolsOptions, "rootDir"> | false;
   /** Basic tools (`get_current_time`, `run_command`) options, or `false` to leave them out. */
   basicTools?: Omit<BasicToolsOptions, "rootDir" | "enableShell"> | false;
   /**
@@ -83,9 +82,10 @@ export interface Workbench {
   snapshots(threadId: string): Promise<SnapshotInfo[]>;
   /**
    * Brings a thread's files to snapshot `id` now (the current files are snapshotted first). The
-   * thread's next run keeps them instead of restoring its checkpoint's snapshot.
+   * thread's next run keeps them instead of restoring its checkpoint's snapshot. Only what differs
+   * is rewritten; `kept` lists paths an entry the snapshots do not record (a credential file, say) holds.
    */
-  restore(threadId: string, id: string): Promise<{ restored: string; previous: string }>;
+  restore(threadId: string, id: string): Promise<RestoreResult>;
   /**
    * What changed between two snapshots (`to` defaults to the files as they are now): a file list
    * with sizes and a unified diff of the text files. A checkpoint's snapshot: `snapshotIdOf(state.values)`.
@@ -125,7 +125,9 @@ export interface WorkbenchArtifactOptions {
   maxBytes?: number;
 }
 
-const partOptions = z.union([z.literal(false), z.record(z.string(), z.unknown())]).optional();
+// Each part's options: their keys are checked here (so a typo throws before any part is built,
+// naming the part), their values — and deeper levels — by the part's own factory.
+const partOptions = (schema: z.ZodObject) => z.union([z.literal(false), keysOf(schema)]).optional();
 const workbenchOptionsSchema = z
   .object({
     rootDir: z.string().trim().min(1, "rootDir must be a non-empty path").optional(),
@@ -134,10 +136,10 @@ const workbenchOptionsSchema = z
       .optional(),
     environment: z.custom<EnvironmentOption>(isEnvironmentOption, ENVIRONMENT_OPTION_MESSAGE).optional(),
     enableShell: z.boolean().optional(),
-    fileManager: z.record(z.string(), z.unknown()).optional(),
-    fileTools: partOptions,
-    basicTools: partOptions,
-    webTools: partOptions,
+    fileManager: keysOf(fileManagerOptionsSchema).optional(),
+    fileTools: partOptions(fileToolsOptionsSchema),
+    basicTools: partOptions(basicToolsOptionsSchema),
+    webTools: partOptions(webToolsOptionsSchema),
   })
   .strict();
 

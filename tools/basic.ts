@@ -3,8 +3,8 @@ import { z } from "zod";
 import type { EnvironmentOption } from "../src/fileops/environment.js";
 import { ENVIRONMENT_OPTION_MESSAGE, isEnvironmentOption } from "../src/fileops/threadEnvironment.js";
 import { markWorkbenchTool, toolAnswer } from "./toolResult.js";
-import { createRunCommandTool, type RunCommandToolOptions } from "./runCommand.js";
-import { parseOptions } from "../src/options.js";
+import { createRunCommandTool, runCommandOptionsSchema, type RunCommandToolOptions } from "./runCommand.js";
+import { keysOf, parseOptions } from "../src/options.js";
 
 /** Options of {@link createBasicTools}. */
 export interface BasicToolsOptions {
@@ -26,10 +26,15 @@ export interface BasicToolsOptions {
   now?: () => Date;
 }
 
-const basicToolsOptionsSchema = z.object({
+/**
+ * The checks on {@link BasicToolsOptions}, strict at every level. `shell` is checked for its keys
+ * here (run_command's, so a typo throws even with the shell off) and for its values by
+ * run_command when it is built.
+ */
+export const basicToolsOptionsSchema = z.strictObject({
   rootDir: z.string().min(1).optional(),
   enableShell: z.boolean().optional(),
-  shell: z.record(z.string(), z.unknown()).optional(),
+  shell: keysOf(runCommandOptionsSchema).optional(),
   environment: z.custom<EnvironmentOption>(isEnvironmentOption, ENVIRONMENT_OPTION_MESSAGE).optional(),
   now: z.custom<() => Date>((v) => typeof v === "function", "now must be a function returning a Date").optional(),
 });

@@ -133,6 +133,7 @@ export const fileToolOptionsSchema = z
     },
     "file tool options must be an object",
   )
+  .strict()
   .superRefine((o, ctx) => {
     const bytes = o.maxImageBytes;
     if (o.readImages !== false && bytes !== undefined && !(Number.isInteger(bytes) && bytes >= 1)) {

@@ -51,7 +51,8 @@ export interface RunCommandToolOptions {
   network?: boolean;
 }
 
-const runCommandOptionsSchema = z.object({
+/** The checks on {@link RunCommandToolOptions} (strict: an unknown key throws, naming the accepted ones). */
+export const runCommandOptionsSchema = z.strictObject({
   ...commandSandboxSchema,
   rootDir: z.string().min(1).optional(),
   environment: z.custom<EnvironmentOption>(isEnvironmentOption, ENVIRONMENT_OPTION_MESSAGE).optional(),

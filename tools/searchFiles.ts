@@ -20,6 +20,7 @@ import { hardLinkScreen, verifyReportedLines } from "../src/search/refused.js";
 import { shapeResults } from "../src/search/results.js";
 import type { SearchOutcome, SearchRequest } from "../src/search/types.js";
 import type { Workspace } from "../src/workspace.js";
+import { parseOptions, strictKeys } from "../src/options.js";
 import { markWorkbenchTool } from "./toolResult.js";
 import {
   accessPolicyFor,
@@ -59,6 +60,24 @@ export interface SearchFilesToolOptions
   /** Match and context lines longer than this are cut (default 500). */
   maxLineChars?: number;
 }
+
+/** The keys of {@link SearchFilesToolOptions} (strict: an unknown key throws, naming the accepted ones); values are checked by the tool. */
+export const searchFilesToolOptionsSchema = strictKeys<SearchFilesToolOptions>({
+  rootDir: true,
+  confine: true,
+  credentialPatterns: true,
+  redactSecrets: true,
+  homeDir: true,
+  allowHardLinks: true,
+  fileOps: true,
+  environment: true,
+  engine: true,
+  ripgrepPath: true,
+  timeoutMs: true,
+  maxResults: true,
+  maxOutputBytes: true,
+  maxLineChars: true,
+});
 
 export const searchFilesSchema = z.object({
   pattern: z
@@ -107,6 +126,7 @@ function positive(name: string, value: number | undefined, fallback: number): nu
 
 /** The search_files tool. Options are validated here (a TypeError names the bad one). */
 export function createSearchFilesTool(options: SearchFilesToolOptions = {}) {
+  parseOptions(searchFilesToolOptionsSchema, options ?? {}, "Invalid search_files options");
   const fileOpts = resolveFileToolOptions({
     rootDir: options.rootDir,
     confine: options.confine,

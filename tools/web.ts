@@ -11,10 +11,13 @@ import { requireInstalled } from "../src/optional.js";
 import { WebsitePolicy, type PolicyBlock } from "../src/guards/policy.js";
 import { createWebsitePolicy, type WebPolicyOptions } from "../src/web/robots.js";
 import { checkUrlSafety, type UrlSafetyOptions } from "../src/guards/url.js";
-import { urlKey, type ExtractedPage } from "../src/web/common.js";
+import { urlKey, type ExtractedPage, type VendorOptions } from "../src/web/common.js";
+import type { FetchBackendOptions } from "../src/web/fetchBackend.js";
+import type { FirecrawlBackendOptions } from "../src/web/vendors/firecrawl.js";
+import type { ParallelBackendOptions } from "../src/web/vendors/parallel.js";
 import { createWebDebugLog, type DebugUrlRecord, type WebDebugOptions } from "../src/web/debug.js";
 import { stripDataImages } from "../src/web/htmlToMarkdown.js";
-import { scrubSecrets } from "../src/web/retry.js";
+import { scrubSecrets, type RetryPolicy } from "../src/web/retry.js";
 import type { ToolMessage } from "@langchain/core/messages";
 import { markWorkbenchTool, toolAnswer } from "./toolResult.js";
 import {
@@ -29,7 +32,7 @@ import {
 } from "../src/web/select.js";
 import type { SummarizeOptions, SummarizeResult } from "../src/web/summarize.js";
 import type { WebBackend, WebBackendName } from "../src/web/types.js";
-import { parseOptions } from "../src/options.js";
+import { parseOptions, strictKeys } from "../src/options.js";
 
 /** Summarisation thresholds; the model, URL, signal and progress are supplied per call. */
 export type SummaryTuning = Omit<SummarizeOptions, "model" | "onProgress" | "signal" | "url">;
@@ -102,17 +105,62 @@ const backendChoice = () =>
     z.string(),
   ]);
 
-/** The options schema of {@link createWebTools}. */
-export const webToolsOptionsSchema = z.object({
+// The nested options objects: their keys are checked here (an unknown key throws at build time),
+// their values by the code that reads them (backends, policy, summariser, debug log).
+const urlSafetyKeys = strictKeys<UrlSafetyOptions>({ allowPrivate: true, allowHosts: true, lookup: true });
+const vendorKeys = { apiKey: true, baseUrl: true, timeoutMs: true, retry: strictKeys<RetryPolicy>({ attempts: true, baseDelayMs: true, maxDelayMs: true }) } as const;
+const backendsKeys = strictKeys<WebBackendsConfig>({
+  firecrawl: strictKeys<FirecrawlBackendOptions>({ ...vendorKeys, concurrency: true }),
+  parallel: strictKeys<ParallelBackendOptions>({ ...vendorKeys, mode: true }),
+  tavily: strictKeys<VendorOptions>(vendorKeys),
+  exa: strictKeys<VendorOptions>(vendorKeys),
+  fetch: strictKeys<FetchBackendOptions>({
+    maxBytes: true,
+    timeoutMs: true,
+    maxRedirects: true,
+    userAgent: true,
+    urlSafety: urlSafetyKeys,
+    policy: true,
+    concurrency: true,
+    htmlPool: true,
+  }),
+});
+const policyKeys = strictKeys<WebPolicyOptions>({
+  blocklist: strictKeys<NonNullable<WebPolicyOptions["blocklist"]>>({ domains: true, files: true }),
+  respectRobots: true,
+  robotsTtlMs: true,
+  userAgent: true,
+  fetchRobots: true,
+  robotsForVendors: true,
+  urlSafety: urlSafetyKeys,
+  robotsTimeoutMs: true,
+});
+const summaryKeys = strictKeys<SummarizeOptions>({
+  model: true,
+  minChars: true,
+  chunkChars: true,
+  chunkAbove: true,
+  refuseAbove: true,
+  maxOutputChars: true,
+  concurrency: true,
+  retries: true,
+  retryDelayMs: true,
+  url: true,
+  signal: true,
+  onProgress: true,
+});
+
+/** The options schema of {@link createWebTools}: strict at every level (an unknown key throws, naming the accepted ones). */
+export const webToolsOptionsSchema = z.strictObject({
   searchBackend: z.union([z.literal(false), backendChoice()]).optional(),
   extractBackend: backendChoice().optional(),
-  backends: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
+  backends: backendsKeys.optional(),
   env: z.record(z.string(), z.string().optional()).optional(),
-  urlSafety: z.record(z.string(), z.unknown()).optional(),
-  policy: z.union([z.instanceof(WebsitePolicy), z.record(z.string(), z.unknown())]).optional(),
+  urlSafety: urlSafetyKeys.optional(),
+  policy: z.union([z.instanceof(WebsitePolicy), policyKeys]).optional(),
   summarizer: z.union([z.literal(false), z.custom<BaseChatModel>((v) => typeof v === "object" && v !== null, "a chat model")]).optional(),
-  summary: z.record(z.string(), z.unknown()).optional(),
-  debug: z.record(z.string(), z.unknown()).optional(),
+  summary: summaryKeys.optional(),
+  debug: strictKeys<WebDebugOptions>({ enabled: true, dir: true, maxCalls: true }).optional(),
   maxUrls: z.number().int().min(1).max(50).optional(),
   maxContentChars: z.number().int().min(1_000).optional(),
 });

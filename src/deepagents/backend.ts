@@ -9,6 +9,7 @@
 import path from "node:path";
 import { getConfig } from "@langchain/langgraph";
 import pLimit from "p-limit";
+import { z } from "zod";
 import type {
   BackendProtocolV2,
   BackendRuntime,
@@ -47,6 +48,7 @@ import { hardLinkScreen, verifyReportedLines } from "../search/refused.js";
 import { resolveRootDir, Workspace, WorkspacePathError } from "../workspace.js";
 import { threadIdFromConfig } from "../context/thread.js";
 import { commandEnvironmentForThread, DEFAULT_COMMAND_TIMEOUT_SECONDS, DEFAULT_MAX_OUTPUT_CHARS, prepareCommandSandbox, runAgentCommand, type CommandSandboxOptions } from "../fileops/command.js";
+import { parseOptions, strictKeys } from "../options.js";
 import { GlobLimitError, globMatcher } from "./glob.js";
 import { decodeBase64, isBase64Path } from "./mime.js";
 import { isStale, staleWriteWarning, BACKEND_WARNING_KEY } from "../guards/staleness.js";
@@ -118,6 +120,33 @@ export interface WorkbenchExecuteOptions {
   network?: boolean;
 }
 
+/**
+ * The keys of {@link WorkbenchBackendOptions} and of an `execute` options object: an unknown key
+ * throws at construction, naming the accepted ones. Values are checked by the constructor.
+ */
+const workbenchBackendOptionsSchema = strictKeys<WorkbenchBackendOptions>({
+  rootDir: true,
+  threadId: true,
+  fileOps: true,
+  environment: true,
+  // An object's keys are checked here; any other value is left to the constructor's own message.
+  execute: z.union([
+    strictKeys<WorkbenchExecuteOptions>({ timeoutSeconds: true, maxOutputChars: true, allowDangerous: true, env: true, sandbox: true, network: true }),
+    z.custom((v) => typeof v !== "object" || v === null || Array.isArray(v)),
+  ]),
+  credentialPatterns: true,
+  redact: true,
+  maxReadChars: true,
+  maxLineChars: true,
+  maxImageBytes: true,
+  readImages: true,
+  maxWalkFiles: true,
+  maxGrepFileBytes: true,
+  skipDirs: true,
+  allowHardLinks: true,
+  maxTransferBytes: true,
+});
+
 const DEFAULTS = {
   maxReadChars: 100_000,
   maxLineChars: 2_000,
@@ -168,6 +197,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
 
   constructor(options: WorkbenchBackendOptions = {}) {
     if (typeof options !== "object" || options === null) throw new TypeError("WorkbenchBackend: options must be an object");
+    parseOptions(workbenchBackendOptionsSchema, options, "Invalid WorkbenchBackend options");
     this.rootDir = resolveRootDir(options.rootDir);
     this.threadId = options.threadId;
     this.environments = new ThreadEnvironments({ environment: options.environment, fileOps: options.fileOps });

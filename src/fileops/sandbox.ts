@@ -29,7 +29,7 @@ const absolutePath = z
   .min(1)
   .refine((p) => path.isAbsolute(p) && !p.includes("\0"), "must be an absolute path without NUL bytes");
 
-const sandboxOptionsSchema = z.object({
+const sandboxOptionsSchema = z.strictObject({
   /** The one writable directory, bound read-write at the same absolute path. */
   workspaceDir: absolutePath.refine((p) => path.resolve(p) !== "/", "must not be the file system root"),
   /** Share the host's network (loopback included). Default false: no network at all. */
@@ -397,7 +397,7 @@ export class SandboxEnvironment implements Environment {
   }
 }
 
-const commandEnvironmentSchema = z.object({
+const commandEnvironmentSchema = z.strictObject({
   /** "auto" (default): sandbox when available, else unsandboxed with one warning. "required": throw. "off": never. */
   sandbox: z.enum(["auto", "required", "off"]).optional(),
   network: z.boolean().optional(),
