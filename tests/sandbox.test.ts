@@ -13,17 +13,12 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as delay } from "node:timers/promises";
 import { commandEnvironmentFor, detectSandbox, SandboxEnvironment } from "../src/fileops/sandbox.js";
+import { sandboxUnavailable } from "./helpers/sandbox.js";
 
 const SECRET = `wb-secret-${randomUUID()}`;
 // Set before any sandbox is created: a bwrap spawned with this process's environment would show it.
 process.env.WB_TEST_SECRET = SECRET;
 
-async function sandboxUnavailable(): Promise<string | undefined> {
-  const found = await detectSandbox();
-  if (found.available) return undefined;
-  if (process.env.CI === "true") throw new Error(`CI=true but the bubblewrap sandbox is unavailable: ${found.reason}`);
-  return found.reason;
-}
 
 const skip = await sandboxUnavailable();
 

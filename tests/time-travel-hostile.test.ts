@@ -15,17 +15,11 @@ import type { RunnableConfig } from "@langchain/core/runnables";
 import { fakeModel } from "@langchain/core/testing";
 import { MemorySaver, type StateSnapshot } from "@langchain/langgraph";
 import { createAgent } from "langchain";
-import { detectSandbox } from "../src/fileops/sandbox.js";
 import { isCredentialPath } from "../src/guards/credentials.js";
 import { SNAPSHOT_DIR_NAME, SnapshotStore } from "../src/snapshots/index.js";
 import { createWorkbench, type Workbench } from "../src/workbench.js";
+import { sandboxUnavailable } from "./helpers/sandbox.js";
 
-async function sandboxUnavailable(): Promise<string | undefined> {
-  const found = await detectSandbox();
-  if (found.available) return undefined;
-  if (process.env.CI === "true") throw new Error(`CI=true but the bubblewrap sandbox is unavailable: ${found.reason}`);
-  return found.reason;
-}
 const skip = await sandboxUnavailable();
 
 let tmp = "";
