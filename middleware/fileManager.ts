@@ -334,11 +334,11 @@ export class FileManagerHooks {
     this.readOnly = new Set(this.options.readOnlyTools ?? DEFAULT_READ_ONLY_TOOLS);
     const rewrite = this.options.rewritePaths ?? true;
     this.timeTravel = new TimeTravel(this.rootDir, this.options.timeTravel, {
-      onRestored: (ws) => {
-        this.pool.forget(ws.dir);
-        this.treeCache.delete(ws.dir);
-      },
+      // A restore rewrites entries in place (the directory stays, so does its watcher): the next
+      // model call renders the tree afresh.
+      onRestored: (ws) => void this.treeCache.delete(ws.dir),
       report: (err, threadId) => this.report(err, "beforeAgent", threadId),
+      tracker: (ws) => (this.closed || !this.pool.has(ws.dir) ? undefined : this.pool.get(ws.dir)),
     });
     this.pipeline = [
       this.timeTravel.step,

@@ -7,7 +7,9 @@
  */
 import type { BaseMessage } from "@langchain/core/messages";
 import { interrupt, ReducedValue } from "@langchain/langgraph";
+import path from "node:path";
 import { z } from "zod";
+import { DEFAULT_IGNORED_NAMES } from "../src/changes/ignore-names.js";
 import type { ChangeTracker } from "../src/changes/types.js";
 import { isLocalFileOperations as isLocalDisk } from "../src/fileops/locality.js";
 import type { FileOperations } from "../src/fileops/types.js";
@@ -67,6 +69,12 @@ export function runAddressesCheckpoint(configurable: Record<string, unknown> | u
   return configurable?.["__pregel_replay_state"] != null;
 }
 
+/** How long a full look at the files waits for the thread's watcher to become live. */
+const TRACKER_READY_WAIT_MS = 3_000;
+
+/** More paths listed by the tracker than this: a stat pass instead. */
+const MAX_DRIFT_PATHS = 2_000;
+
 /** Tool calls whose changed paths are known from their arguments (others get a stat pass). */
 const PATCH_FILE_LINE = /^\*\*\* (?:Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$/gm;
 
@@ -113,8 +121,15 @@ export class TimeTravel {
    * those calls: a call of that step not among them is a sibling running in parallel, not a replay.
    */
   private readonly stepOfHead = new Map<string, { step: string; calls: Set<string> }>();
-  /** threadId → when the last snapshot was taken, to tell whether the tracker saw later changes. */
-  private readonly lastSnapshotAt = new Map<string, number>();
+  /**
+   * threadId → the tracker and its cursor read before the last full look at the files (a full
+   * scan, or a scan of every path the tracker listed since the mark before): what the tracker
+   * lists after it is all that can have changed since. Snapshots of named paths leave the mark
+   * where it is, so changes made meanwhile by anyone else stay listed.
+   */
+  private readonly marks = new Map<string, { tracker: ChangeTracker; cursor: number }>();
+  /** The tracker ignores names time travel records: its lists are not complete for us. */
+  private readonly trackerBlind: boolean;
   /** Remote workspaces are skipped silently unless the app asked for time travel. */
   private warnedRemote: boolean;
 
@@ -125,11 +140,15 @@ export class TimeTravel {
       /** The workspace was swapped: drop trackers and caches of `ws.dir`. */
       onRestored: (ws: Workspace) => void;
       report: (error: unknown, threadId: string) => void;
+      /** The live change tracker of a workspace, if one runs. */
+      tracker?: (ws: Workspace) => ChangeTracker | undefined;
     },
   ) {
     this.stores = options === false ? undefined : new SnapshotStores(rootDir, options ?? {});
     this.mode = options === false ? "off" : (options?.restore ?? "auto");
     this.warnedRemote = options === undefined;
+    const ignored = options === false ? [] : (options?.ignoreNames ?? DEFAULT_IGNORED_NAMES);
+    this.trackerBlind = !DEFAULT_IGNORED_NAMES.every((n) => ignored.includes(n));
   }
 
   private storeOf(t: TimeTravelThread): SnapshotStore | undefined {
@@ -169,7 +188,7 @@ export class TimeTravel {
     if (!opts.scan && known && !known.pinned && named !== undefined && named === (known.assigned ?? known.id)) return undefined;
     try {
       const head = await store.headInfo();
-      if (!head) return { _workspaceSnapshot: this.ref(await this.recordFiles(store, threadId, "baseline")) };
+      if (!head) return { _workspaceSnapshot: this.ref(await this.recordFiles(store, t, "all", "baseline")) };
       // A checkpoint that names no snapshot goes back to the baseline only when it belongs to the
       // thread's known history: written before time travel was on (the FileManager ran), or
       // chosen by the caller (the input checkpoint of the first run). Otherwise the checkpoints
@@ -179,14 +198,18 @@ export class TimeTravel {
       const want = state._workspaceSnapshot?.id ?? (fromHistory ? head.baseline : undefined);
       if (head.pinned || want === undefined) {
         // Files may have changed since the store last looked (another process, by hand).
-        if (!head.pinned && opts.scan && this.drifted(threadId, t.tracker)) return { _workspaceSnapshot: this.ref(await this.recordFiles(store, threadId)) };
+        if (!head.pinned && opts.scan) {
+          const drift = this.drift(t);
+          if (drift) return { _workspaceSnapshot: this.ref(await this.recordFiles(store, t, drift)) };
+        }
         await store.assign(head.id);
         return { _workspaceSnapshot: this.ref(head.id) };
       }
       if (want === (head.assigned ?? head.id)) {
-        if (!opts.scan || !this.drifted(threadId, t.tracker)) return undefined;
+        const drift = opts.scan ? this.drift(t) : undefined;
+        if (!drift) return undefined;
         // Files changed outside the tools since the last snapshot: this checkpoint names them.
-        const id = await this.recordFiles(store, threadId);
+        const id = await this.recordFiles(store, t, drift);
         return id === want ? undefined : { _workspaceSnapshot: this.ref(id) };
       }
       const recorded = this.stepOfHead.get(threadId);
@@ -198,10 +221,11 @@ export class TimeTravel {
         decision = answer === "restore" || (typeof answer === "object" && answer !== null && (answer as { restore?: unknown }).restore === true) ? "restore" : "keep";
       }
       if (decision === "restore" && (await store.has(want))) {
+        const cursor = this.cursorOf(t);
         const { kept } = await store.restore(want);
+        this.setMark(t, cursor);
         if (kept) this.hooks.report(new Error(`restoring snapshot ${want} left ${kept.length} path(s) as they are, because an entry time travel does not record holds the name: ${kept.slice(0, 5).join(", ")}`), threadId);
         this.stepOfHead.delete(threadId);
-        this.lastSnapshotAt.set(threadId, Date.now());
         this.hooks.onRestored(t.ws);
         return state._workspaceSnapshot ? { restored: true } : { _workspaceSnapshot: this.ref(want), restored: true };
       }
@@ -216,18 +240,68 @@ export class TimeTravel {
     }
   }
 
-  /** Records the files as they are (a stat pass) and hands that snapshot to the checkpoint. */
-  private async recordFiles(store: SnapshotStore, threadId: string, reason: "scan" | "baseline" = "scan"): Promise<string> {
-    const id = await store.snapshot({ reason, assign: true });
-    this.lastSnapshotAt.set(threadId, Date.now());
+  /**
+   * Records the files as they are — every file stat'ed (`"all"`), or just the paths the tracker
+   * listed — and hands that snapshot to the checkpoint.
+   */
+  private async recordFiles(store: SnapshotStore, t: TimeTravelThread, what: "all" | { paths: string[] }, reason: "scan" | "baseline" = "scan"): Promise<string> {
+    // A full look is worth a mark only with a watcher already live (its ready time is a fraction
+    // of a full pass: 0.4 s at 100k files); else the next run would pay the full pass again.
+    if (what === "all") await this.awaitLive(t);
+    const cursor = this.cursorOf(t);
+    const id = await store.snapshot({ reason, assign: true, ...(what === "all" ? {} : { paths: what.paths, statCache: true }) });
+    this.setMark(t, cursor);
     return id;
   }
 
-  /** True when the tracker may have seen a change after the last snapshot (or cannot tell). */
-  private drifted(threadId: string, tracker: ChangeTracker | undefined): boolean {
-    const at = this.lastSnapshotAt.get(threadId);
-    if (at === undefined || !tracker || !tracker.live) return true;
-    return (tracker.newestMtimeMs ?? 0) > at;
+  /** Waits (bounded) for the thread's tracker to deliver events. */
+  private async awaitLive(t: TimeTravelThread): Promise<void> {
+    const tracker = t.tracker ?? this.hooks.tracker?.(t.ws);
+    if (!tracker || tracker.live || this.trackerBlind) return;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, TRACKER_READY_WAIT_MS);
+      timer.unref?.();
+    });
+    await Promise.race([tracker.start().catch(() => undefined), timeout]);
+    clearTimeout(timer);
+  }
+
+  private trackerOf(t: TimeTravelThread): ChangeTracker | undefined {
+    const tracker = t.tracker ?? this.hooks.tracker?.(t.ws);
+    return tracker?.live && !this.trackerBlind ? tracker : undefined;
+  }
+
+  /** The tracker's cursor now, read before a full look at the files. */
+  private cursorOf(t: TimeTravelThread): { tracker: ChangeTracker; cursor: number } | undefined {
+    const tracker = this.trackerOf(t);
+    return tracker ? { tracker, cursor: tracker.cursor } : undefined;
+  }
+
+  private setMark(t: TimeTravelThread, mark: { tracker: ChangeTracker; cursor: number } | undefined): void {
+    const threadId = t.ws.threadId;
+    this.marks.delete(threadId);
+    if (!mark) return;
+    this.marks.set(threadId, mark);
+    if (this.marks.size > 1024) this.marks.delete(this.marks.keys().next().value as string);
+  }
+
+  /**
+   * What may have changed since the last full look: undefined (nothing), the paths the live
+   * tracker listed since its mark, or `"all"` when it cannot tell (no mark, another or no live
+   * tracker, a record that overflowed, a path it names outside the workspace).
+   */
+  private drift(t: TimeTravelThread): "all" | { paths: string[] } | undefined {
+    const mark = this.marks.get(t.ws.threadId);
+    const tracker = this.trackerOf(t);
+    if (!mark || !tracker || mark.tracker !== tracker) return "all";
+    const listed = tracker.changesSince(mark.cursor);
+    if (!listed) return "all";
+    if (listed.paths.length === 0) return undefined;
+    // Past a few thousand paths one stat pass is cheaper than walking to each.
+    if (listed.paths.length > MAX_DRIFT_PATHS) return "all";
+    const inside = (p: string) => p === t.ws.dir || p.startsWith(t.ws.dir + path.sep);
+    return listed.paths.every(inside) ? { paths: listed.paths } : "all";
   }
 
   /**
@@ -238,6 +312,7 @@ export class TimeTravel {
   readonly step: ToolCallStep = async (ctx, next) => {
     if (!this.stores) return next(ctx);
     const t: TimeTravelThread = { ws: ctx.workspace, host: ctx.host };
+    const cursor = this.cursorOf(t);
     const state = ctx.request.state as TimeTravelStateView | undefined;
     const step = lastAiMessageId(state?.messages) ?? "";
     const call = ctx.request.toolCall.id ?? "";
@@ -248,7 +323,8 @@ export class TimeTravel {
     try {
       const paths = changedPathsOf(ctx);
       const id = await store.snapshot(paths ? { paths, assign: true } : { assign: true });
-      this.lastSnapshotAt.set(ctx.workspace.threadId, Date.now());
+      // A full stat pass (after a tool whose changes are unknown) moves the mark to before the tool.
+      if (!paths) this.setMark(t, cursor);
       const recorded = this.stepOfHead.get(ctx.workspace.threadId);
       if (recorded?.step === step) recorded.calls.add(call);
       else this.stepOfHead.set(ctx.workspace.threadId, { step, calls: new Set([call]) });

@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
+import { brotliDecompressSync } from "node:zlib";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { AIMessage, HumanMessage, type BaseMessage } from "@langchain/core/messages";
@@ -14,7 +15,7 @@ import { Command, MemorySaver, type BaseCheckpointSaver, type StateSnapshot } fr
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { createAgent, humanInTheLoopMiddleware } from "langchain";
 import { snapshotIdOf } from "../middleware/timeTravel.js";
-import { SNAPSHOT_DIR_NAME } from "../src/snapshots/index.js";
+import { SNAPSHOT_DIR_NAME, SnapshotStore } from "../src/snapshots/index.js";
 import { createWorkbench, type Workbench } from "../src/workbench.js";
 import { contents } from "./helpers/files.js";
 
@@ -149,7 +150,11 @@ async function collectText(dir: string): Promise<string> {
     for (const e of await readdir(d, { withFileTypes: true })) {
       const p = path.join(d, e.name);
       if (e.isDirectory()) await walk(p);
-      else out += (await readFile(p)).toString("latin1");
+      else {
+        const content = await readFile(p);
+        // Compressed blobs (zblobs/) are searched in what they hold.
+        out += (p.includes(`${path.sep}zblobs${path.sep}`) ? brotliDecompressSync(content) : content).toString("latin1");
+      }
     }
   };
   await walk(dir);
@@ -161,6 +166,51 @@ describe("time travel", () => {
 
   test("forks from every checkpoint restore the workspace (SQLite checkpointer)", () =>
     scenario("sqlite", () => SqliteSaver.fromConnString(path.join(tmp, "checkpoints.sqlite"))));
+
+  test("run starts re-read only what the tracker listed: no stat pass after a write; a hand edit between runs is still named", async () => {
+    const root = path.join(tmp, "drift");
+    const threadId = "t-drift";
+    const dir = path.join(root, threadId);
+    await mkdir(path.join(dir, "src"), { recursive: true });
+    for (let i = 0; i < 40; i++) await writeFile(path.join(dir, "src", `f${i}.ts`), `export const x${i} = ${i};\n`);
+    const wb = workbench(root);
+    const saver = new MemorySaver();
+    const config = { configurable: { thread_id: threadId } };
+    const calls: { paths?: readonly string[] }[] = [];
+    const original = SnapshotStore.prototype.snapshot;
+    SnapshotStore.prototype.snapshot = function (this: SnapshotStore, options = {}) {
+      calls.push(options);
+      return original.call(this, options);
+    };
+    const tracker = () => wb.fileManager.hooks.trackerOf(threadId);
+    /** Waits (bounded) until the watcher has delivered a structural change. */
+    const delivered = async (before: number) => {
+      for (let i = 0; i < 250 && (tracker()?.generation ?? 0) <= before; i++) await new Promise((r) => setTimeout(r, 20));
+      assert.ok((tracker()?.generation ?? 0) > before, "the watcher reported the change");
+    };
+    try {
+      await agentWith(wb, saver, [toolTurn(call("write_file", { path: "a.txt", content: "one\n" }, "w1")), new AIMessage("written")]).invoke({ messages: [new HumanMessage("write")] }, config);
+      assert.ok(tracker()?.live, "a live watcher serves the thread");
+      await delivered(0);
+      calls.length = 0;
+      await agentWith(wb, saver, [new AIMessage("nothing to do")]).invoke({ messages: [new HumanMessage("next")] }, config);
+      assert.deepEqual(calls.filter((c) => c.paths === undefined), [], "the run after a write stats no file the tracker did not list");
+      const afterWrite = snapshotIdOf((await agentWith(wb, saver, []).getState(config)).values)!;
+
+      const g = tracker()!.generation;
+      await writeFile(path.join(dir, "hand.txt"), "edited by hand\n");
+      await delivered(g);
+      calls.length = 0;
+      await agentWith(wb, saver, [new AIMessage("seen")]).invoke({ messages: [new HumanMessage("again")] }, config);
+      assert.ok(calls.length > 0 && calls.every((c) => c.paths !== undefined), `only listed paths are re-read (${JSON.stringify(calls)})`);
+      const afterHand = snapshotIdOf((await agentWith(wb, saver, []).getState(config)).values)!;
+      const diff = await wb.changes(threadId, { from: afterWrite, to: afterHand });
+      assert.deepEqual(diff.files.map((f) => [f.path, f.change]), [["hand.txt", "added"]], "the hand edit is in the run's snapshot");
+    } finally {
+      SnapshotStore.prototype.snapshot = original;
+      await wb.close();
+    }
+  });
 
   test('restore "ask": a fork interrupts with the two snapshots; the app chooses restore or keep', async () => {
     const root = path.join(tmp, "ask");

@@ -317,11 +317,12 @@ export class SnapshotStore {
 
   /**
    * Records the workspace. With `paths` (absolute, inside the workspace) only those are
-   * re-read; without, every file is stat'ed and only files whose size or mtime moved are read.
+   * re-read (`statCache`: only where size, mtime or mode moved — for paths a watcher listed, which
+   * may be many); without, every file is stat'ed and only files whose size or mtime moved are read.
    * Returns the snapshot id (the same id when nothing changed).
    */
-  snapshot(options: { paths?: readonly string[]; reason?: string; assign?: boolean } = {}): Promise<string> {
-    return this.serial(() => this.snapshotNow(options.paths, options.reason ?? (options.paths ? "tool" : "scan"), options.assign));
+  snapshot(options: { paths?: readonly string[]; statCache?: boolean; reason?: string; assign?: boolean } = {}): Promise<string> {
+    return this.serial(() => this.snapshotNow(options.paths, options.reason ?? (options.paths ? "tool" : "scan"), options.assign, options.statCache));
   }
 
   /** Snapshots, newest first. */
@@ -408,7 +409,7 @@ export class SnapshotStore {
 
   // ---- snapshots -------------------------------------------------------------------------
 
-  private async snapshotNow(paths: readonly string[] | undefined, reason: string, assign = false): Promise<string> {
+  private async snapshotNow(paths: readonly string[] | undefined, reason: string, assign = false, statCache = false): Promise<string> {
     const head = await this.loadHead();
     if (!this.working) {
       this.working = head ? await this.workingFrom(head.id) : new Map();
@@ -417,7 +418,7 @@ export class SnapshotStore {
     }
     this.budget = this.maxSnapshotBytes;
     if (paths) {
-      for (const p of paths) await this.updatePath(p);
+      for (const p of paths) await this.updatePath(p, !statCache);
     } else {
       await this.scan();
     }
@@ -500,7 +501,7 @@ export class SnapshotStore {
    * descriptor: where a component on the way is not a plain directory (a symlink, say), that
    * component is re-read instead — nothing below a link is ever recorded.
    */
-  private async updatePath(abs: string): Promise<void> {
+  private async updatePath(abs: string, force = true): Promise<void> {
     const relNative = path.relative(this.dir, abs);
     if (relNative.startsWith("..") || path.isAbsolute(relNative)) return;
     const rel = relNative.split(path.sep).join("/");
@@ -518,14 +519,14 @@ export class SnapshotStore {
         await dir.close();
         dir = next;
       }
-      await this.refreshEntry(dir, segs.slice(0, i + 1).join("/"));
+      await this.refreshEntry(dir, segs.slice(0, i + 1).join("/"), force);
     } finally {
       await dir.close();
     }
   }
 
   /** Re-reads entry `rel` of the held directory `dir` (its parent). */
-  private async refreshEntry(dir: DirHandle, rel: string): Promise<void> {
+  private async refreshEntry(dir: DirHandle, rel: string, force: boolean): Promise<void> {
     const working = this.working!;
     const parent = parentOf(rel);
     const name = rel.slice(parent === "" ? 0 : parent.length + 1);
@@ -550,7 +551,7 @@ export class SnapshotStore {
     // A directory replaced by a file.
     if (working.has(rel)) this.dropDir(rel);
     const d = this.ensureDir(parent);
-    const entry = st.isFile() || st.isSymbolicLink() ? await this.entryFor(dir, rel, name, st, d.files.get(name), true) : this.skip(rel, "not-regular");
+    const entry = st.isFile() || st.isSymbolicLink() ? await this.entryFor(dir, rel, name, st, d.files.get(name), force) : this.skip(rel, "not-regular");
     if (entry) {
       if (!sameEntry(d.files.get(name), entry)) {
         d.files.set(name, entry);
