@@ -206,7 +206,7 @@ export async function run({ quick }: { quick: boolean }): Promise<string> {
       "|---:|---:|---:|---:|",
       ...scanRows,
       "",
-      "### Restore at 10,000 files (records the current state first, stages, swaps with two renames)",
+      "### Restore at 10,000 files (records the current state first with a stat pass, then rewrites in place only the entries that differ)",
       "",
       "| change | ours | git reset --hard |",
       "|---|---:|---:|",
@@ -217,11 +217,11 @@ export async function run({ quick }: { quick: boolean }): Promise<string> {
       "",
       "| | growth | per step |",
       "|---|---:|---:|",
-      `| ours (uncompressed blobs, deduplicated) | ${mb(oursGrowth)} | ${fmt(median(stepTimes))} ms snapshot |`,
+      `| ours (deduplicated blobs, brotli-compressed, quality 1) | ${mb(oursGrowth)} | ${fmt(median(stepTimes))} ms snapshot |`,
       `| git, loose objects (zlib) | ${mb(gitGrowth)} | |`,
       `| git after \`git gc\` (delta-compressed pack) | ${mb(gitPacked)} | |`,
       "",
-      "Each distinct version of a file costs its size once; unchanged files cost nothing. Retention (`maxSnapshots`, `maxAgeMs`, `maxBytes`) bounds the store.",
+      "Each distinct version of a file costs its compressed size once (no deltas between versions, unlike git's pack); unchanged files cost nothing. Retention (`maxSnapshots`, `maxAgeMs`, `maxBytes`, counted in stored bytes) bounds the store.",
     ].join("\n");
   } finally {
     await rm(tmp, { recursive: true, force: true, maxRetries: 5 }).catch(() => undefined);

@@ -4,11 +4,13 @@
 // workspace once recovered, never a mix), and the diff between snapshots.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { createHash, randomBytes } from "node:crypto";
+import { mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { brotliDecompressSync } from "node:zlib";
 import { TimeTravel } from "../middleware/timeTravel.js";
 import { isCredentialPath } from "../src/guards/credentials.js";
 import { diffSnapshots, SnapshotStore, type RetentionPolicy } from "../src/snapshots/index.js";
@@ -45,6 +47,32 @@ async function countFiles(d: string): Promise<number> {
   return count;
 }
 
+/** Blobs stored either way: raw (`blobs/`) and compressed (`zblobs/`). */
+async function countBlobs(storeDir: string): Promise<number> {
+  return (await countFiles(path.join(storeDir, "blobs"))) + (await countFiles(path.join(storeDir, "zblobs")));
+}
+
+/** Bytes of the files under `d`. */
+async function du(d: string): Promise<number> {
+  let total = 0;
+  for (const e of await readdir(d, { withFileTypes: true }).catch(() => [])) {
+    if (e.isDirectory()) total += await du(path.join(d, e.name));
+    else total += (await stat(path.join(d, e.name))).size;
+  }
+  return total;
+}
+
+/** Blob file `hash` of `kind` ("blobs" raw, "zblobs" compressed). */
+const blobFile = (storeDir: string, kind: "blobs" | "zblobs", hash: string) => path.join(storeDir, kind, hash.slice(0, 2), hash.slice(2));
+const sha256 = (b: Buffer | string) => createHash("sha256").update(b).digest("hex");
+
+/** A generated text report (compressible, as logs and reports are), `bytes` long; version `v` edits two lines. */
+function report(bytes: number, v: number): string {
+  let out = `report version ${v}\n`;
+  for (let i = 0; out.length < bytes; i++) out += `line ${String(i).padStart(6, "0")}: value ${i === 10 + v ? `edited in ${v}` : (i * 7919) % 10007} of a generated report\n`;
+  return out.slice(0, bytes);
+}
+
 describe("snapshot store", () => {
   test("between snapshots the working set is packed: one string per directory, unpacked only where a snapshot reads", async () => {
     const { dir, store } = await fresh();
@@ -75,11 +103,11 @@ describe("snapshot store", () => {
     await writeFile(path.join(dir, "copy.txt"), "file 0\n");
     const a = await store.snapshot();
     assert.equal(await store.snapshot(), a, "nothing changed: same id");
-    assert.equal(await countFiles(path.join(storeDir, "blobs")), 20, "identical content is stored once");
+    assert.equal(await countBlobs(storeDir), 20, "identical content is stored once");
     await writeFile(path.join(dir, "f3.txt"), "changed\n");
     const b = await store.snapshot({ paths: [path.join(dir, "f3.txt")] });
     assert.notEqual(b, a);
-    assert.equal(await countFiles(path.join(storeDir, "blobs")), 21, "one new blob");
+    assert.equal(await countBlobs(storeDir), 21, "one new blob");
     assert.equal(await countFiles(path.join(storeDir, "trees")), 2, "one new tree (root dir)");
     const diff = await diffSnapshots(store, a, b);
     assert.deepEqual(diff.files, [{ path: "f3.txt", change: "modified", binary: false, sizeBefore: 7, sizeAfter: 8 }]);
@@ -121,7 +149,12 @@ describe("snapshot store", () => {
     const walk = async (d: string): Promise<void> => {
       for (const e of await readdir(d, { withFileTypes: true })) {
         if (e.isDirectory()) await walk(path.join(d, e.name));
-        else all += await readFile(path.join(d, e.name), "latin1");
+        else {
+          const content = await readFile(path.join(d, e.name));
+          all += content.toString("latin1");
+          // Compressed blobs are searched as what they hold.
+          if (path.relative(storeDir, d).startsWith("zblobs")) all += brotliDecompressSync(content).toString("latin1");
+        }
       }
     };
     await walk(storeDir);
@@ -144,12 +177,13 @@ describe("snapshot store", () => {
     const { removed } = await store.prune();
     assert.deepEqual(removed.sort(), ids.slice(0, 3).sort(), "the three oldest are pruned");
     assert.deepEqual((await store.list()).map((s) => s.id), ids.slice(3).reverse());
-    assert.equal(await countFiles(path.join(storeDir, "blobs")), 3, "blobs only the kept snapshots use");
+    assert.equal(await countBlobs(storeDir), 3, "blobs only the kept snapshots use");
     await assert.rejects(store.restore(ids[0]!), /not in the store/);
 
     const bounded = await fresh({ maxSnapshots: 100, maxAgeMs: 1e12, maxBytes: 2500 });
     for (let i = 0; i < 5; i++) {
-      await writeFile(path.join(bounded.dir, "big.bin"), Buffer.alloc(1000, i));
+      // Incompressible: stored as its 1000 raw bytes (the bound counts stored bytes).
+      await writeFile(path.join(bounded.dir, "big.bin"), randomBytes(1000));
       await bounded.store.snapshot({ paths: [path.join(bounded.dir, "big.bin")] });
       await new Promise((r) => setTimeout(r, 5));
     }
@@ -161,6 +195,169 @@ describe("snapshot store", () => {
     const tt = new TimeTravel(tmp, {}, { onRestored: () => undefined, report: () => undefined });
     const ws = Workspace.forThread(tmp, "remote");
     await assert.rejects(tt.snapshots({ ws, host: { kind: "ssh" } as never }), /only local workspaces/);
+  });
+});
+
+describe("compressed blobs", () => {
+  test("20 versions of a 1 MB text file take a small fraction of their raw size; each diffs and restores exactly", async () => {
+    const { dir, storeDir, store } = await fresh();
+    const ids: string[] = [];
+    const versions: string[] = [];
+    let raw = 0;
+    for (let v = 0; v < 20; v++) {
+      // Just under the 1 MiB diff limit, so the diff reads both blobs back.
+      const text = report(1_000_000, v);
+      versions.push(text);
+      raw += text.length;
+      await writeFile(path.join(dir, "report.txt"), text);
+      ids.push(await store.snapshot({ paths: [path.join(dir, "report.txt")] }));
+    }
+    assert.equal(new Set(ids).size, 20);
+    const stored = await store.storeBytes();
+    const blobBytes = (await du(path.join(storeDir, "blobs"))) + (await du(path.join(storeDir, "zblobs")));
+    assert.ok(stored >= blobBytes && blobBytes > 0, `storeBytes (${stored}) counts the compressed blobs (${blobBytes})`);
+    assert.ok(stored * 5 < raw, `20 versions: ${stored} bytes stored for ${raw} raw bytes (ratio ${(raw / stored).toFixed(1)}, want > 5)`);
+    assert.equal(await countFiles(path.join(storeDir, "zblobs")), 20, "every version stored compressed");
+    const h = sha256(versions[3]!);
+    assert.ok((await stat(blobFile(storeDir, "zblobs", h))).size < versions[3]!.length / 5, "named by the hash of the raw content");
+    assert.deepEqual(await store.readBlob(h), Buffer.from(versions[3]!), "readBlob returns the raw bytes");
+
+    const diff = await diffSnapshots(store, ids[3]!, ids[4]!);
+    assert.equal(diff.files.length, 1);
+    assert.equal(diff.files[0]!.binary, false, "a text diff, from decompressed blobs");
+    assert.match(diff.diff, /-report version 3\n\+report version 4\n/);
+    for (const v of [3, 17, 0]) {
+      await store.restore(ids[v]!);
+      assert.equal(await readFile(path.join(dir, "report.txt"), "utf8"), versions[v], `version ${v} restored byte for byte`);
+    }
+  });
+
+  test("restores are byte-exact: a large file on the stream path, incompressible binaries, a long link target", async () => {
+    const { dir, storeDir, store } = await fresh();
+    const bigText = Buffer.from(report(5 * 1024 * 1024 + 123, 1));
+    const bigBinary = randomBytes(5 * 1024 * 1024 + 7);
+    const smallBinary = randomBytes(100_000);
+    const small = Buffer.from(report(50_000, 1));
+    // A link target over the compression threshold that resolves to small.txt.
+    const target = `${"./".repeat(200)}small.txt`;
+    await writeFile(path.join(dir, "big.txt"), bigText);
+    await writeFile(path.join(dir, "big.bin"), bigBinary);
+    await writeFile(path.join(dir, "small.bin"), smallBinary);
+    await writeFile(path.join(dir, "small.txt"), small);
+    await symlink(target, path.join(dir, "link"));
+    const a = await store.snapshot();
+    const before = await contents(dir);
+
+    assert.ok((await stat(blobFile(storeDir, "zblobs", sha256(bigText)))).size < bigText.length / 5, "the large text file (stream path) is stored compressed");
+    assert.ok((await stat(blobFile(storeDir, "zblobs", sha256(small)))).size < small.length / 5, "the small text file is stored compressed");
+    assert.ok((await stat(blobFile(storeDir, "zblobs", sha256(target)))).size < target.length, "the long link target is stored compressed");
+    assert.equal((await stat(blobFile(storeDir, "blobs", sha256(smallBinary)))).size, smallBinary.length, "an incompressible small file is stored raw");
+    assert.ok(
+      (await stat(blobFile(storeDir, "zblobs", sha256(bigBinary)))).size <= bigBinary.length + 1024,
+      "an incompressible large file costs at most a few bytes more than its size",
+    );
+    assert.deepEqual(await store.readBlob(sha256(bigBinary)), bigBinary);
+    assert.deepEqual(await store.readBlob(sha256(smallBinary)), smallBinary);
+
+    // Everything changes (the link too), then back.
+    await writeFile(path.join(dir, "big.txt"), Buffer.from(report(5 * 1024 * 1024 + 99, 2)));
+    await writeFile(path.join(dir, "big.bin"), randomBytes(4096));
+    await writeFile(path.join(dir, "small.bin"), randomBytes(100_000));
+    await writeFile(path.join(dir, "small.txt"), report(50_000, 2));
+    await rm(path.join(dir, "link"));
+    await symlink("small.bin", path.join(dir, "link"));
+    const b = await store.snapshot();
+    const after = await contents(dir);
+    const diff = await diffSnapshots(store, a, b);
+    assert.match(diff.diff, /-report version 1\n\+report version 2\n/, "small.txt diffs from its compressed blobs");
+    assert.match(diff.diff, new RegExp(`-symlink → ${target.replaceAll(".", "\\.")}`), "the link target is read back from its compressed blob");
+    assert.ok(diff.files.find((f) => f.path === "small.bin")!.binary);
+
+    await store.restore(a);
+    assert.deepEqual(await contents(dir), before, "restored byte for byte");
+    assert.equal(await readlink(path.join(dir, "link")), target);
+    assert.ok((await readFile(path.join(dir, "big.bin"))).equals(bigBinary));
+    assert.ok((await readFile(path.join(dir, "big.txt"))).equals(bigText));
+    await store.restore(b);
+    assert.deepEqual(await contents(dir), after);
+    assert.equal(await readlink(path.join(dir, "link")), "small.bin");
+  });
+
+  test("a store of raw blobs (the format before compression) is read, restored and reused as it is", async () => {
+    const { dir, storeDir, store } = await fresh();
+    const big = Buffer.from(report(5 * 1024 * 1024 + 5, 1));
+    const text = report(20_000, 1);
+    await writeFile(path.join(dir, "a.txt"), text);
+    await writeFile(path.join(dir, "big.txt"), big);
+    await symlink(`${"./".repeat(200)}a.txt`, path.join(dir, "link"));
+    const oldId = await store.snapshot();
+    const oldFiles = await contents(dir);
+    // Rewrite the store as the old format had it: every blob raw under blobs/ab/cdef…, no zblobs/.
+    const zblobs = path.join(storeDir, "zblobs");
+    for (const fan of await readdir(zblobs)) {
+      for (const name of await readdir(path.join(zblobs, fan)).catch(() => [])) {
+        const raw = brotliDecompressSync(await readFile(path.join(zblobs, fan, name)));
+        assert.equal(sha256(raw), fan + name);
+        await mkdir(path.join(storeDir, "blobs", fan), { recursive: true });
+        await writeFile(path.join(storeDir, "blobs", fan, name), raw);
+      }
+    }
+    await rm(zblobs, { recursive: true });
+    const rawBlobs = await countFiles(path.join(storeDir, "blobs"));
+    assert.equal(rawBlobs, 3, "a.txt, big.txt, the link target, and nothing else");
+
+    // A new process on the old store: new content is stored compressed beside the raw blobs.
+    const reopened = new SnapshotStore(dir, storeDir, policy, lots);
+    await writeFile(path.join(dir, "a.txt"), report(20_000, 2));
+    await writeFile(path.join(dir, "big.txt"), report(5 * 1024 * 1024 + 5, 2));
+    const newId = await reopened.snapshot();
+    const newFiles = await contents(dir);
+    assert.equal(await countFiles(path.join(storeDir, "zblobs")), 2, "the two new versions, compressed");
+    const diff = await diffSnapshots(reopened, oldId, newId);
+    assert.match(diff.diff, /-report version 1\n\+report version 2\n/, "an old raw blob diffs against a new compressed one");
+    assert.deepEqual(await reopened.readBlob(sha256(text)), Buffer.from(text));
+
+    await reopened.restore(oldId);
+    assert.deepEqual(await contents(dir), oldFiles, "restored from raw blobs, the large one too");
+    assert.ok((await readFile(path.join(dir, "big.txt"))).equals(big));
+    // The old content again: deduplicated against the raw blobs, not stored a second time.
+    await writeFile(path.join(dir, "copy.txt"), text);
+    await reopened.snapshot();
+    assert.equal(await countFiles(path.join(storeDir, "blobs")), rawBlobs, "raw blobs kept as they are");
+    assert.equal(await countFiles(path.join(storeDir, "zblobs")), 2, "content already stored raw is not stored again");
+    await reopened.restore(newId);
+    assert.deepEqual(await contents(dir), newFiles);
+  });
+
+  test("retention sweeps compressed and raw blobs, and bounds the bytes they take stored", async () => {
+    const { dir, storeDir, store } = await fresh({ maxSnapshots: 3, maxAgeMs: 1e12, maxBytes: 1e12 });
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      await writeFile(path.join(dir, "a.txt"), report(30_000, i));
+      await writeFile(path.join(dir, "r.bin"), randomBytes(2000));
+      ids.push(await store.snapshot());
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    assert.equal(await countFiles(path.join(storeDir, "zblobs")), 6);
+    assert.equal(await countFiles(path.join(storeDir, "blobs")), 6);
+    const { removed } = await store.prune();
+    assert.deepEqual(removed.sort(), ids.slice(0, 3).sort());
+    assert.equal(await countFiles(path.join(storeDir, "zblobs")), 3, "compressed blobs only the kept snapshots use");
+    assert.equal(await countFiles(path.join(storeDir, "blobs")), 3, "raw blobs only the kept snapshots use");
+    await store.restore(ids[3]!);
+    assert.equal(await readFile(path.join(dir, "a.txt"), "utf8"), report(30_000, 3));
+
+    // 5 versions of a 10 KB text file: 50 KB raw, under 2 KB stored each, all within 20,000 stored bytes.
+    const bounded = await fresh({ maxSnapshots: 100, maxAgeMs: 1e12, maxBytes: 20_000 });
+    for (let i = 0; i < 5; i++) {
+      await writeFile(path.join(bounded.dir, "a.txt"), report(10_000, i));
+      await bounded.store.snapshot({ paths: [path.join(bounded.dir, "a.txt")] });
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    const storedBlobs = await du(path.join(bounded.storeDir, "zblobs"));
+    assert.ok(storedBlobs <= 20_000, `stored: ${storedBlobs} bytes`);
+    await bounded.store.prune();
+    assert.equal((await bounded.store.list()).length, 5, "the byte bound counts stored bytes: every snapshot fits");
   });
 });
 
