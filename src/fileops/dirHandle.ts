@@ -5,29 +5,20 @@
  * (the kernel resolves `/proc/self/fd/N` to the open directory, so only the last component is
  * looked up, and `O_NOFOLLOW` / `unlink` / `rename` never follow it — openat semantics without a
  * native addon). Elsewhere the verified real path stands in, which narrows the race to the moment
- * between check and use.
+ * between check and use. Listings of whole trees: `listTree` in listWorker.ts (same rules, in a worker).
  *
  * What it refuses, by construction: descending through a symlink (`openDir` opens with
- * `O_DIRECTORY | O_NOFOLLOW`), reading anything but the regular file that was listed (`readFile`
- * opens `O_NOFOLLOW | O_NONBLOCK`, then checks the descriptor's type and identity against the
- * listing's `lstat`), and names that are not UTF-8 (listed with `raw` bytes and no `name`, so a
- * caller can leave them alone instead of mangling them).
+ * `O_DIRECTORY | O_NOFOLLOW`) and reading anything but the regular file that was listed
+ * (`openFile` opens `O_NOFOLLOW | O_NONBLOCK`, then checks the descriptor's type and identity
+ * against the listing's `lstat`).
  */
-import { isUtf8 } from "node:buffer";
 import { constants, type Stats } from "node:fs";
-import { lstat, open, readdir, realpath, type FileHandle } from "node:fs/promises";
+import { lstat, open, realpath, type FileHandle } from "node:fs/promises";
 
 const HAS_PROC_FD = process.platform === "linux";
 const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 const DIR_FLAGS = constants.O_RDONLY | (constants.O_DIRECTORY ?? 0) | O_NOFOLLOW;
 const FILE_FLAGS = constants.O_RDONLY | O_NOFOLLOW | (constants.O_NONBLOCK ?? 0) | (constants.O_NOCTTY ?? 0);
-
-/** One entry of a listing. `name` is undefined when the raw name is not valid UTF-8. */
-export interface HeldEntry {
-  name: string | undefined;
-  raw: Buffer;
-  type: "file" | "directory" | "symlink" | "other";
-}
 
 /** Raised when what was opened is not what was listed (swapped, or not a regular file). */
 export class EntryChangedError extends Error {
@@ -85,16 +76,6 @@ export class DirHandle {
     return DirHandle.held(fh, this.at(name) as string);
   }
 
-  /** The entries, names as bytes (a name that is not UTF-8 comes with `name` undefined). */
-  async list(): Promise<HeldEntry[]> {
-    const entries = await readdir(this.via, { withFileTypes: true, encoding: "buffer" });
-    return entries.map((e) => ({
-      raw: e.name,
-      name: isUtf8(e.name) ? e.name.toString("utf8") : undefined,
-      type: e.isFile() ? "file" : e.isDirectory() ? "directory" : e.isSymbolicLink() ? "symlink" : "other",
-    }));
-  }
-
   /** `lstat` of `name` in this directory (undefined when it is gone). */
   async lstat(name: string): Promise<Stats | undefined> {
     try {
@@ -110,7 +91,7 @@ export class DirHandle {
    * (same device and inode, still a regular file). Never follows a link, never blocks on a FIFO.
    * Throws {@link EntryChangedError} otherwise; undefined when it is gone.
    */
-  async openFile(name: string, listed: Stats): Promise<{ fh: FileHandle; stats: Stats } | undefined> {
+  async openFile(name: string, listed: { ino: number; dev: number }): Promise<{ fh: FileHandle; stats: Stats } | undefined> {
     let fh: FileHandle;
     try {
       fh = await open(this.at(name), FILE_FLAGS);

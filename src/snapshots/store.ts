@@ -19,9 +19,11 @@ import { chmod, copyFile, link, lstat, mkdir, open, readdir, readFile, readlink,
 import path from "node:path";
 import { pipeline } from "node:stream/promises";
 import { promisify } from "node:util";
-import { brotliCompress, brotliDecompress, constants as zlibConstants, createBrotliCompress, createBrotliDecompress, type BrotliOptions } from "node:zlib";
+import { brotliDecompress, constants as zlibConstants, createBrotliCompress, createBrotliDecompress, type BrotliOptions } from "node:zlib";
 import pLimit from "p-limit";
-import { DirHandle, EntryChangedError, type HeldEntry } from "../fileops/dirHandle.js";
+import { DirHandle, EntryChangedError } from "../fileops/dirHandle.js";
+import { listTree, type ListedEntry } from "../fileops/listWorker.js";
+import { readFilesIntoStore, storeBuffers, type BlobLayout } from "./blobWorker.js";
 import { applyInPlace, dirsToVisit, sameContent, type TreeMap } from "./applyInPlace.js";
 
 /** One file in a directory tree: content hash, size, mode bits, mtime (ms), symlink flag. */
@@ -37,7 +39,7 @@ export interface SnapshotFile {
 export interface SkippedEntry {
   /** Relative path; bytes that are not UTF-8 shown as `\xNN`. */
   path: string;
-  reason: "too-large" | "sparse" | "snapshot-budget" | "not-utf8-name" | "not-regular" | "changed-while-read" | "unreadable";
+  reason: "too-large" | "sparse" | "snapshot-budget" | "not-utf8-name" | "not-regular" | "changed-while-read" | "unreadable" | "too-deep";
   /** Size in bytes (files). */
   size?: number;
 }
@@ -139,6 +141,12 @@ class WorkingDir {
   hash?: string;
   /** Sum of the file sizes, computed with `hash`. */
   bytes?: number;
+  /**
+   * The listing these entries were last checked against (names, sizes, mtimes, modes): a scan
+   * that lists the same leaves the directory alone without unpacking it. Unset when unknown, or
+   * when the directory holds skipped entries (which a scan must list again).
+   */
+  sig?: string;
 
   constructor(files: Map<string, SnapshotFile> = new Map(), hash?: string) {
     this.map = files;
@@ -147,10 +155,8 @@ class WorkingDir {
 
   /** The entries, unpacked on first use after {@link pack}. */
   get files(): Map<string, SnapshotFile> {
-    if (this.map === undefined) {
-      this.map = parseTree(this.packed!);
-      this.packed = undefined;
-    }
+    // The packed text stays valid while `hash` is set (every edit clears it): packing again reuses it.
+    this.map ??= parseTree(this.packed!);
     return this.map;
   }
 
@@ -161,7 +167,8 @@ class WorkingDir {
   /** Packs the entries; `text` is their {@link treeText} when the caller has it already. */
   pack(text?: string): void {
     if (this.map === undefined) return;
-    this.packed = text ?? treeText(this.map).text;
+    if (text !== undefined) this.packed = text;
+    else if (this.hash === undefined || this.packed === undefined) this.packed = treeText(this.map).text;
     this.count = this.map.size;
     this.map = undefined;
   }
@@ -191,6 +198,9 @@ const STREAM_ABOVE = 4 * 1024 * 1024;
  * buys nothing there (256-byte source snippets save ~60 bytes; `file 1\n` nothing at all).
  */
 const COMPRESS_FROM = 256;
+/** Files a blob-worker request reads at most. */
+const READ_BATCH = 4_000;
+const BROTLI_QUALITY = 1;
 
 /**
  * Blob compression: brotli at quality 1 (node:zlib, async on libuv's thread pool). Measured on
@@ -200,9 +210,8 @@ const COMPRESS_FROM = 256;
  * small source files 5-15% below deflate-6 (git's loose objects).
  */
 const brotliOptions = (size: number): BrotliOptions => ({
-  params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 1, [zlibConstants.BROTLI_PARAM_SIZE_HINT]: size },
+  params: { [zlibConstants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY, [zlibConstants.BROTLI_PARAM_SIZE_HINT]: size },
 });
-const compress = promisify(brotliCompress) as (data: Buffer, options: BrotliOptions) => Promise<Buffer>;
 const decompress = promisify(brotliDecompress) as (data: Buffer) => Promise<Buffer>;
 const KNOWN_BLOBS = 4_096;
 const EMPTY_TREE = "[]";
@@ -230,11 +239,29 @@ export class SnapshotNotFoundError extends Error {
   }
 }
 
-/** Directories held open at once while scanning (others are reopened from the root when reached). */
-const MAX_HELD_DIRS = 64;
+/** What a snapshot needs to know of a file or link before reading it (from a listing or an `lstat`). */
+interface EntryStat {
+  kind: "file" | "symlink" | "directory" | "other";
+  size: number;
+  mtimeMs: number;
+  mode: number;
+  ino: number;
+  dev: number;
+  blocks: number;
+}
+
+function entryStat(st: Stats): EntryStat {
+  const kind = st.isFile() ? "file" : st.isSymbolicLink() ? "symlink" : st.isDirectory() ? "directory" : "other";
+  return { kind, size: st.size, mtimeMs: st.mtimeMs, mode: st.mode, ino: st.ino, dev: st.dev, blocks: st.blocks };
+}
+
+/** The stat cache: a recorded entry still describes the file when size, mtime, mode and kind agree. */
+function statMatches(known: SnapshotFile, st: EntryStat): boolean {
+  return known.s === st.size && known.t === st.mtimeMs && known.m === (st.mode & 0o777) && Boolean(known.l) === (st.kind === "symlink");
+}
 
 /** A file is sparse when far less is allocated than its size says (`truncate -s 1T`): never read. */
-function isSparse(st: Stats): boolean {
+function isSparse(st: EntryStat): boolean {
   return st.size > 1024 * 1024 && typeof st.blocks === "number" && st.blocks * 512 < st.size / 8;
 }
 
@@ -245,16 +272,6 @@ function printableName(raw: Buffer): string {
   return out;
 }
 
-async function readAll(fh: FileHandle, size: number): Promise<Buffer> {
-  const buf = Buffer.allocUnsafe(size);
-  let got = 0;
-  while (got < size) {
-    const { bytesRead } = await fh.read(buf, got, size - got, got);
-    if (bytesRead === 0) break;
-    got += bytesRead;
-  }
-  return got === size ? buf : buf.subarray(0, got);
-}
 
 /**
  * The store of one workspace directory. Every operation runs through one queue per store, so
@@ -575,14 +592,14 @@ export class SnapshotStore {
     if (st.isDirectory()) {
       const had = working.has(rel);
       if (p?.files.delete(name)) p.hash = undefined;
-      await this.scanTree(rel, await dir.openDir(name));
+      await this.scanTree(rel, { path: dir.at(name) as string, root: false });
       if (!had) this.ensureDir(parent).hash = undefined;
       return;
     }
     // A directory replaced by a file.
     if (working.has(rel)) this.dropDir(rel);
     const d = this.ensureDir(parent);
-    const entry = st.isFile() || st.isSymbolicLink() ? await this.entryFor(dir, rel, name, st, d.files.get(name), force) : this.skip(rel, "not-regular");
+    const entry = st.isFile() || st.isSymbolicLink() ? await this.entryFor(dir, rel, name, entryStat(st), d.files.get(name), force) : this.skip(rel, "not-regular");
     if (entry) {
       if (!sameEntry(d.files.get(name), entry)) {
         d.files.set(name, entry);
@@ -595,7 +612,7 @@ export class SnapshotStore {
   /** Full pass: stat every file, read only those whose size or mtime moved. */
   private async scan(): Promise<void> {
     this.skipped = new Map();
-    await this.scanTree("", await DirHandle.open(this.dir).catch(() => undefined));
+    await this.scanTree("", { path: this.dir, root: true });
   }
 
   /** Opens directory `rel` by walking down from the workspace, never through a link. */
@@ -613,102 +630,111 @@ export class SnapshotStore {
   }
 
   /**
-   * Rebuilds the working entries of `rel` and below from disk. `start` holds `rel` open (closed
-   * here; undefined: `rel` is not a directory any more). At most {@link MAX_HELD_DIRS}
-   * directories are held at once; the rest are reopened from the root when their turn comes.
+   * Rebuilds the working entries of `rel` and below from disk: one listing with every entry's
+   * `lstat` ({@link listTree}, a worker walking by descriptor), then a read of just the files
+   * whose size, mtime or mode moved. `start`: the directory to list (a descriptor path, or the
+   * workspace root); undefined: `rel` is not a directory any more.
    */
-  private async scanTree(rel: string, start: DirHandle | undefined): Promise<void> {
+  private async scanTree(rel: string, start: { path: string; root: boolean } | undefined): Promise<void> {
     const working = this.working!;
-    const seen = new Set<string>();
     for (const k of [...this.skipped.keys()]) if (isUnder(k, rel) && k !== rel) this.skipped.delete(k);
-    const queue: { rel: string; dir?: DirHandle }[] = start ? [{ rel, dir: start }] : [];
-    let held = start ? 1 : 0;
-    const work = async (item: { rel: string; dir?: DirHandle }): Promise<void> => {
-      let dir = item.dir;
-      if (!dir) {
-        dir = await this.openRel(item.rel);
-        if (!dir) return;
-        held++;
-      }
-      try {
-        seen.add(item.rel);
-        for (const name of await this.readDir(dir, item.rel)) {
-          const childRel = childOf(item.rel, name);
-          const child = held < MAX_HELD_DIRS ? await dir.openDir(name).catch(() => undefined) : undefined;
-          if (child) held++;
-          queue.push(child ? { rel: childRel, dir: child } : { rel: childRel });
+    const known = new Map<string, string>();
+    for (const [k, d] of working) if (d.sig !== undefined && d.hash !== undefined && isUnder(k, rel)) known.set(k, d.sig);
+    const listing = start ? await listTree(start.path, rel, [...this.ignore], { followStart: start.root, known }) : { dirs: [], tooDeep: [] };
+    for (const r of listing.tooDeep) this.skip(r, "too-deep");
+    const seen = new Set<string>();
+    const toRead: { rel: string; files: Map<string, SnapshotFile>; pending: ListedEntry[]; sig: string | undefined }[] = [];
+    for (const d of listing.dirs) {
+      seen.add(d.rel);
+      const old = working.get(d.rel);
+      const sig = d.sig;
+      if (d.entries === undefined && old) continue; // Listed as the caller knew it.
+      const skips = this.skipped.size;
+      const files = new Map<string, SnapshotFile>();
+      const pending: ListedEntry[] = [];
+      for (const e of d.entries ?? []) {
+        if (e.name === undefined) {
+          this.skip(childOf(d.rel, printableName(e.raw ?? Buffer.alloc(0))), "not-utf8-name");
+          continue;
         }
-      } finally {
-        await dir.close();
-        held--;
+        const childRel = childOf(d.rel, e.name);
+        if (e.kind === "directory" || this.policy.excludePath(childRel)) continue;
+        if (e.kind === "other") {
+          this.skip(childRel, "not-regular");
+          continue;
+        }
+        const known = old?.files.get(e.name);
+        if (known && statMatches(known, e)) files.set(e.name, known);
+        else pending.push(e);
       }
-    };
-    const active = new Set<Promise<void>>();
-    let failure: unknown;
-    while (queue.length > 0 || active.size > 0) {
-      while (queue.length > 0 && active.size < 8) {
-        const task: Promise<void> = work(queue.pop()!)
-          .catch((err: unknown) => void (failure ??= err))
-          .finally(() => active.delete(task));
-        active.add(task);
+      const clean = this.skipped.size === skips ? sig : undefined;
+      if (pending.length > 0) toRead.push({ rel: d.rel, files, pending, sig: clean });
+      else {
+        const same = old !== undefined && old.size === files.size && [...files].every(([n, f]) => sameEntry(old.files.get(n), f));
+        const next = same ? old : new WorkingDir(files);
+        next.sig = clean;
+        working.set(d.rel, next);
       }
-      if (active.size > 0) await Promise.race(active);
     }
-    if (failure) throw failure;
+    // The files that moved: small regular files in batches through the blob worker (by
+    // descriptor), links and large files one by one through their directory held by descriptor.
+    const small: { rel: string; files: { name: string; st: EntryStat }[] }[] = [];
+    const others: { t: (typeof toRead)[number]; e: ListedEntry }[] = [];
+    for (const t of toRead) {
+      const files: { name: string; st: EntryStat }[] = [];
+      for (const e of t.pending) {
+        if (e.kind === "file" && e.size <= STREAM_ABOVE) {
+          if (this.admit(childOf(t.rel, e.name!), e)) files.push({ name: e.name!, st: e });
+          else t.sig = undefined;
+        } else others.push({ t, e });
+      }
+      small.push({ rel: t.rel, files });
+    }
+    const read = await this.readSmall(small);
+    small.forEach((d, i) => {
+      const t = toRead[i]!;
+      d.files.forEach(({ name, st }, j) => {
+        const entry = read[i]![j];
+        if (entry) t.files.set(name, entry);
+        // Read as listed, or the next scan must look again.
+        if (!entry || entry.s !== st.size || entry.t !== st.mtimeMs) t.sig = undefined;
+      });
+    });
+    for (const { t, e } of others) {
+      const dir = await this.openRel(t.rel);
+      try {
+        const entry = dir ? await this.entryFor(dir, childOf(t.rel, e.name!), e.name!, e, undefined, false) : undefined;
+        if (entry) t.files.set(e.name!, entry);
+        if (!entry || entry.s !== e.size || entry.t !== e.mtimeMs) t.sig = undefined;
+      } finally {
+        await dir?.close();
+      }
+    }
+    for (const t of toRead) {
+      const next = new WorkingDir(t.files);
+      next.sig = t.sig;
+      working.set(t.rel, next);
+    }
     for (const key of [...working.keys()]) if (isUnder(key, rel) && !seen.has(key)) working.delete(key);
     if (!working.has("")) working.set("", new WorkingDir());
-  }
-
-  /** Records the entries of one held directory; returns the names of its subdirectories. */
-  private async readDir(dir: DirHandle, relDir: string): Promise<string[]> {
-    let entries: HeldEntry[];
-    try {
-      entries = await dir.list();
-    } catch {
-      return [];
-    }
-    const old = this.working!.get(relDir);
-    const files = new Map<string, SnapshotFile>();
-    const subdirs: string[] = [];
-    await Promise.all(
-      entries.map((e) =>
-        this.io(async () => {
-          if (e.name === undefined) return this.skip(childOf(relDir, printableName(e.raw)), "not-utf8-name");
-          const childRel = childOf(relDir, e.name);
-          if (this.ignore.has(e.name) || this.policy.excludePath(childRel)) return;
-          if (e.type === "directory") return void subdirs.push(e.name);
-          if (e.type === "other") return this.skip(childRel, "not-regular");
-          const st = await dir.lstat(e.name);
-          if (!st) return;
-          if (st.isDirectory()) return void subdirs.push(e.name);
-          const entry = await this.entryFor(dir, childRel, e.name, st, old?.files.get(e.name), false);
-          if (entry) files.set(e.name, entry);
-        }),
-      ),
-    );
-    const same = old !== undefined && old.size === files.size && [...files].every(([n, f]) => sameEntry(old.files.get(n), f));
-    this.working!.set(relDir, same ? old : new WorkingDir(files));
-    return subdirs;
   }
 
   /**
    * The entry of `name` in the held directory `dir`; re-reads it unless `known` matches its size,
    * mtime and mode (and `force` is off). Reads only through a descriptor verified against `st`.
    */
-  private async entryFor(dir: DirHandle, rel: string, name: string, st: Stats, known: SnapshotFile | undefined, force: boolean): Promise<SnapshotFile | undefined> {
+  private async entryFor(dir: DirHandle, rel: string, name: string, st: EntryStat, known: SnapshotFile | undefined, force: boolean): Promise<SnapshotFile | undefined> {
     // Permission bits only: setuid, setgid and sticky bits are never recorded, so never restored.
     const mode = st.mode & 0o777;
-    if (!force && known && known.s === st.size && known.t === st.mtimeMs && known.m === mode && Boolean(known.l) === st.isSymbolicLink()) return known;
-    if (st.isSymbolicLink()) {
+    if (!force && known && statMatches(known, st)) return known;
+    if (st.kind === "symlink") {
       const target = await readlink(dir.at(name), { encoding: "buffer" }).catch(() => undefined);
       if (target === undefined) return undefined;
       return { h: await this.putBuffer(target), s: st.size, m: mode, t: st.mtimeMs, l: 1 };
     }
-    if (!st.isFile()) return this.skip(rel, "not-regular");
-    if (isSparse(st)) return this.skip(rel, "sparse", st.size);
-    if (st.size > this.maxFileBytes) return this.skip(rel, "too-large", st.size);
-    if (st.size > this.budget) return this.skip(rel, "snapshot-budget", st.size);
-    this.budget -= st.size;
+    if (st.kind !== "file") return this.skip(rel, "not-regular");
+    if (!this.admit(rel, st)) return undefined;
+    if (st.size <= STREAM_ABOVE) return (await this.readSmall([{ rel: parentOf(rel), files: [{ name, st }] }]))[0]![0];
     let opened: Awaited<ReturnType<DirHandle["openFile"]>>;
     try {
       opened = await dir.openFile(name, st);
@@ -720,14 +746,58 @@ export class SnapshotStore {
     try {
       // The size read is the descriptor's: a file that grows meanwhile is caught by its mtime next time.
       const size = Math.min(stats.size, st.size);
-      if (size > STREAM_ABOVE) return { h: await this.putStream(fh, size), s: size, m: mode, t: stats.mtimeMs };
-      const data = await readAll(fh, size);
-      return { h: await this.putBuffer(data), s: data.length, m: mode, t: stats.mtimeMs };
+      return { h: await this.putStream(fh, size), s: size, m: mode, t: stats.mtimeMs };
     } catch {
       return this.skip(rel, "unreadable", st.size);
     } finally {
       await fh.close().catch(() => undefined);
     }
+  }
+
+  /** Whether a regular file may be read now (the caps; the budget is spent here). Skips it otherwise. */
+  private admit(rel: string, st: EntryStat): boolean {
+    if (isSparse(st)) return this.skip(rel, "sparse", st.size) ?? false;
+    if (st.size > this.maxFileBytes) return this.skip(rel, "too-large", st.size) ?? false;
+    if (st.size > this.budget) return this.skip(rel, "snapshot-budget", st.size) ?? false;
+    this.budget -= st.size;
+    return true;
+  }
+
+  private get layout(): BlobLayout {
+    return { blobs: this.blobs, zblobs: this.zblobs, compressFrom: COMPRESS_FROM, quality: BROTLI_QUALITY };
+  }
+
+  /**
+   * Reads admitted regular files of at most {@link STREAM_ABOVE} bytes, by descriptor, into the
+   * store (the blob worker); per directory, per file: the entry, or undefined (skipped or gone).
+   */
+  private async readSmall(dirs: { rel: string; files: { name: string; st: EntryStat }[] }[]): Promise<(SnapshotFile | undefined)[][]> {
+    const out: (SnapshotFile | undefined)[][] = [];
+    // Batches of a few thousand files: bounded messages, and other work of the store's queue can interleave.
+    for (let i = 0; i < dirs.length; ) {
+      const batch: typeof dirs = [];
+      for (let n = 0; i < dirs.length && (batch.length === 0 || n + dirs[i]!.files.length <= READ_BATCH); i++) {
+        batch.push(dirs[i]!);
+        n += dirs[i]!.files.length;
+      }
+      const results = await readFilesIntoStore(
+        this.dir,
+        batch.map((d) => ({ rel: d.rel, files: d.files.map(({ name, st }) => ({ name, ino: st.ino, dev: st.dev, size: st.size })) })),
+        this.layout,
+      );
+      batch.forEach((d, di) =>
+        out.push(
+          d.files.map(({ name, st }, fi) => {
+            const r = results[di]?.[fi] ?? "unreadable";
+            if (r === "gone") return undefined;
+            if (typeof r === "string") return this.skip(childOf(d.rel, name), r, st.size);
+            this.rememberBlob(r[0]);
+            return { h: r[0], s: r[1], m: st.mode & 0o777, t: r[2] };
+          }),
+        ),
+      );
+    }
+    return out;
   }
 
   /**
@@ -743,15 +813,11 @@ export class SnapshotStore {
     return (await exists(this.blobPath(hash, true))) || (await exists(this.blobPath(hash)));
   }
 
+  /** Stores small content (link targets) through the blob worker, the one writer of small blobs. */
   private async putBuffer(data: Buffer): Promise<string> {
     const h = sha256(data);
     if (this.knownBlobs.has(h)) return h;
-    if (!(await this.blobStored(h))) {
-      // Compressed only when that saves at least 1/32 (else reading it back costs for nothing).
-      const packed = data.length >= COMPRESS_FROM ? await compress(data, brotliOptions(data.length)) : undefined;
-      if (packed && packed.length <= data.length - data.length / 32) await this.writeAtomic(this.blobPath(h, true), packed);
-      else await this.writeAtomic(this.blobPath(h), data);
-    }
+    await storeBuffers([data], this.layout);
     this.rememberBlob(h);
     return h;
   }

@@ -1,0 +1,224 @@
+/**
+ * Lists a directory tree with every entry's `lstat`, in a worker thread with synchronous calls:
+ * an async `lstat` per file pays two libuv pool hand-offs on top of the system call (a stat pass
+ * of 100k files: about 2 s async on the main thread, 0.35 s synchronous here, off the event loop).
+ *
+ * The walk treats the tree as hostile, like {@link DirHandle}: each directory is opened
+ * `O_DIRECTORY | O_NOFOLLOW` relative to its parent's descriptor (`/proc/self/fd/N/name` on Linux),
+ * so it never descends through a link; names are read as bytes (a name that is not UTF-8 comes back
+ * raw); nothing is opened but directories (no FIFO, device or file is ever opened here). One worker
+ * per process, started on first use, unreferenced while idle so it never keeps a process alive.
+ */
+import { Worker } from "node:worker_threads";
+
+/** Entry kinds, as numbers in the worker's reply. */
+const KINDS = ["file", "symlink", "directory", "other"] as const;
+export type ListedKind = (typeof KINDS)[number];
+
+/** One entry with its `lstat` (zeros for directories and other kinds). */
+export interface ListedEntry {
+  /** The name, or undefined when it is not UTF-8 (see `raw`). */
+  name: string | undefined;
+  raw?: Buffer;
+  kind: ListedKind;
+  size: number;
+  mtimeMs: number;
+  mode: number;
+  ino: number;
+  dev: number;
+  blocks: number;
+}
+
+/** One directory of the listing (parents come before their children). */
+export interface ListedDir {
+  rel: string;
+  /** A digest of the listing (names, kinds, sizes, mtimes, modes). */
+  sig: string;
+  /** Undefined when `sig` is the one the caller said it knows: nothing there changed. */
+  entries: ListedEntry[] | undefined;
+}
+
+export interface TreeListing {
+  dirs: ListedDir[];
+  /** Directories below {@link MAX_LIST_DEPTH} levels, not descended into. */
+  tooDeep: string[];
+}
+
+/** Directories deeper than this below the start are not descended into (each level holds a descriptor). */
+export const MAX_LIST_DEPTH = 512;
+
+const FIELDS = 8; // kind, utf8 flag, size, mtimeMs, mode, ino, dev, blocks
+
+// CommonJS or ES module (an eval worker inherits the parent's --input-type): no top-level import.
+const WORKER_SOURCE = `
+(async () => {
+  const { parentPort } = await import("node:worker_threads");
+  const fs = await import("node:fs");
+  const { isUtf8 } = await import("node:buffer");
+  const { createHash } = await import("node:crypto");
+  const C = fs.constants;
+  const DIR = C.O_RDONLY | (C.O_DIRECTORY || 0) | (C.O_NOFOLLOW || 0);
+  const viaFd = process.platform === "linux";
+  parentPort.on("message", (msg) => {
+    const dirs = [];
+    const tooDeep = [];
+    const ignore = new Set(msg.ignoreNames);
+    const known = new Map(msg.known);
+    const walk = (fd, real, rel, depth) => {
+      const via = viaFd ? "/proc/self/fd/" + fd : real;
+      let ents;
+      try { ents = fs.readdirSync(via, { withFileTypes: true, encoding: "buffer" }); } catch { return; }
+      const names = [];
+      const nums = new Float64Array(ents.length * ${FIELDS});
+      const raws = [];
+      const subdirs = [];
+      for (let i = 0; i < ents.length; i++) {
+        const e = ents[i];
+        const utf8 = isUtf8(e.name);
+        const name = utf8 ? e.name.toString("utf8") : "";
+        if (!utf8) raws.push([i, e.name]);
+        names.push(name);
+        let kind = e.isFile() ? 0 : e.isSymbolicLink() ? 1 : e.isDirectory() ? 2 : 3;
+        const o = i * ${FIELDS};
+        nums[o + 1] = utf8 ? 1 : 0;
+        if (utf8 && ignore.has(name)) kind = -1;
+        else if (kind <= 1) {
+          let s;
+          try { s = fs.lstatSync(via + "/" + name, { throwIfNoEntry: false }); } catch { s = undefined; }
+          if (!s) kind = -1;
+          else if (s.isDirectory()) kind = 2;
+          else if (!s.isFile() && !s.isSymbolicLink()) kind = 3;
+          else {
+            kind = s.isFile() ? 0 : 1;
+            nums[o + 2] = s.size; nums[o + 3] = s.mtimeMs; nums[o + 4] = s.mode & 0o7777;
+            nums[o + 5] = s.ino; nums[o + 6] = s.dev; nums[o + 7] = s.blocks || 0;
+          }
+        }
+        if (kind === 2 && utf8) subdirs.push(name);
+        nums[o] = kind;
+      }
+      // The listing's signature: a directory the caller already knows in this state comes back without its rows.
+      const h = createHash("sha1");
+      for (let i = 0; i < names.length; i++) {
+        const o = i * ${FIELDS};
+        if (nums[o] < 0) continue;
+        h.update(names[i] + "\\0" + nums[o] + "\\0" + nums[o + 1] + "\\0" + nums[o + 2] + "\\0" + nums[o + 3] + "\\0" + nums[o + 4] + "\\n");
+      }
+      for (const [i, raw] of raws) h.update(raw).update(String(i));
+      const sig = h.digest("base64");
+      dirs.push(known.get(rel) === sig ? { rel, sig } : { rel, sig, names, nums, raws });
+      for (const name of subdirs) {
+        const childRel = rel === "" ? name : rel + "/" + name;
+        if (depth >= msg.maxDepth) { tooDeep.push(childRel); continue; }
+        let child;
+        try { child = fs.openSync(via + "/" + name, DIR); } catch { continue; }
+        try { walk(child, real + "/" + name, childRel, depth + 1); } finally { fs.closeSync(child); }
+      }
+    };
+    try {
+      let fd;
+      try { fd = fs.openSync(msg.dir, msg.follow ? C.O_RDONLY | (C.O_DIRECTORY || 0) : DIR); } catch { fd = undefined; }
+      if (fd !== undefined) {
+        try { walk(fd, msg.dir, msg.rel, 0); } finally { fs.closeSync(fd); }
+      }
+      parentPort.postMessage({ id: msg.id, dirs, tooDeep }, dirs.filter((d) => d.nums).map((d) => d.nums.buffer));
+    } catch (err) {
+      parentPort.postMessage({ id: msg.id, error: String((err && err.message) || err) });
+    }
+  });
+})();
+`;
+
+interface Reply {
+  id: number;
+  error?: string;
+  dirs?: { rel: string; sig: string; names?: string[]; nums?: Float64Array; raws?: [number, Uint8Array][] }[];
+  tooDeep?: string[];
+}
+
+class ListWorker {
+  private worker: Worker | undefined;
+  private nextId = 0;
+  private readonly pending = new Map<number, { resolve(r: Reply): void; reject(e: Error): void }>();
+
+  list(dir: string, rel: string, ignoreNames: readonly string[], follow: boolean, known: [string, string][]): Promise<Reply> {
+    const worker = (this.worker ??= this.start());
+    const id = this.nextId++;
+    return new Promise<Reply>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      worker.ref();
+      worker.postMessage({ id, dir, rel, ignoreNames: [...ignoreNames], maxDepth: MAX_LIST_DEPTH, follow, known });
+    }).finally(() => {
+      if (this.pending.size === 0) this.worker?.unref();
+    });
+  }
+
+  private start(): Worker {
+    const worker = new Worker(WORKER_SOURCE, { eval: true });
+    worker.unref();
+    worker.on("message", (reply: Reply) => {
+      const p = this.pending.get(reply.id);
+      this.pending.delete(reply.id);
+      p?.resolve(reply);
+    });
+    const lost = (err: Error) => {
+      if (this.worker !== worker) return;
+      this.worker = undefined;
+      const pending = [...this.pending.values()];
+      this.pending.clear();
+      for (const p of pending) p.reject(err);
+    };
+    worker.on("error", lost);
+    worker.on("exit", (code) => lost(new Error(`the listing worker exited (${code})`)));
+    return worker;
+  }
+}
+
+let shared: ListWorker | undefined;
+
+/**
+ * Lists the tree under the directory `start` (named `rel` in the reply; "" for a workspace root):
+ * every directory (parents first) with its entries' `lstat`. Entries named in `ignoreNames` are
+ * left out and not descended into. `start` is opened with `O_NOFOLLOW` unless `followStart` (a
+ * workspace root the caller trusts): pass a descriptor path (`DirHandle.at(name)`) for a subtree,
+ * and hold that directory open until this resolves. A start that is not a plain directory lists
+ * nothing. `known`: directory → the `sig` the caller last saw; such directories come back
+ * without entries when their listing is the same.
+ */
+export async function listTree(
+  start: string,
+  rel: string,
+  ignoreNames: readonly string[],
+  options: { followStart?: boolean; known?: ReadonlyMap<string, string> } = {},
+): Promise<TreeListing> {
+  const reply = await (shared ??= new ListWorker()).list(start, rel, ignoreNames, options.followStart ?? false, [...(options.known ?? [])]);
+  if (reply.error !== undefined) throw new Error(`listing ${rel || "the workspace"} failed: ${reply.error}`);
+  const dirs: ListedDir[] = [];
+  for (const d of reply.dirs ?? []) {
+    if (!d.names || !d.nums) {
+      dirs.push({ rel: d.rel, sig: d.sig, entries: undefined });
+      continue;
+    }
+    const raws = new Map((d.raws ?? []).map(([i, b]) => [i, Buffer.from(b)]));
+    const entries: ListedEntry[] = [];
+    for (let i = 0; i < d.names.length; i++) {
+      const o = i * FIELDS;
+      const k = d.nums[o]!;
+      if (k < 0) continue; // Gone between the listing and its lstat.
+      const raw = raws.get(i);
+      entries.push({
+        name: d.nums[o + 1] === 1 ? d.names[i] : undefined,
+        ...(raw ? { raw } : {}),
+        kind: KINDS[k]!,
+        size: d.nums[o + 2]!,
+        mtimeMs: d.nums[o + 3]!,
+        mode: d.nums[o + 4]!,
+        ino: d.nums[o + 5]!,
+        dev: d.nums[o + 6]!,
+        blocks: d.nums[o + 7]!,
+      });
+    }
+    dirs.push({ rel: d.rel, sig: d.sig, entries });
+  }
+  return { dirs, tooDeep: reply.tooDeep ?? [] };
+}
