@@ -349,21 +349,23 @@ export class TimeTravel {
   }
 
   /**
-   * Restores a snapshot now (the current state is recorded first). The thread's next run keeps
-   * these files instead of restoring its checkpoint's.
+   * Restores a snapshot now (the current state is recorded first), or with `paths` only those
+   * files or directories (everything else, hand edits included, stays). The thread's next run
+   * keeps these files instead of restoring its checkpoint's.
    */
-  async restore(t: TimeTravelThread, id: string): Promise<RestoreResult> {
-    const result = await this.requireStore(t).restore(id, { pin: true });
+  async restore(t: TimeTravelThread, id: string, options: { paths?: readonly string[] | undefined } = {}): Promise<RestoreResult> {
+    const store = this.requireStore(t);
+    const result = options.paths ? await store.restorePaths(id, options.paths) : await store.restore(id, { pin: true });
     this.stepOfHead.delete(t.ws.threadId);
     this.hooks.onRestored(t.ws);
     return result;
   }
 
   /** Unified diff and file list between two snapshots; `to` defaults to the workspace as it is now. */
-  async changes(t: TimeTravelThread, range: { from: string; to?: string }): Promise<ChangeSet> {
+  async changes(t: TimeTravelThread, range: { from: string; to?: string | undefined; paths?: readonly string[] | undefined }): Promise<ChangeSet> {
     const store = this.requireStore(t);
     const to = range.to ?? (await store.snapshot({ reason: "scan" }));
-    return this.stores!.changes(t.ws.threadId, t.ws.dir, range.from, to);
+    return this.stores!.changes(t.ws.threadId, t.ws.dir, range.from, to, range.paths);
   }
 
   /** Records the workspace now (full stat pass) and returns the snapshot id. */

@@ -83,14 +83,17 @@ export interface Workbench {
   /**
    * Brings a thread's files to snapshot `id` now (the current files are snapshotted first). The
    * thread's next run keeps them instead of restoring its checkpoint's snapshot. Only what differs
-   * is rewritten; `kept` lists paths an entry the snapshots do not record (a credential file, say) holds.
+   * is rewritten; `kept` lists paths an entry the snapshots do not record (a credential file, say)
+   * holds. With `paths` (workspace-relative files or directories) only those come back as the
+   * snapshot has them, and everything else stays, hand edits included: undo one file the agent broke.
    */
-  restore(threadId: string, id: string): Promise<RestoreResult>;
+  restore(threadId: string, id: string, options?: { paths?: string[] | undefined }): Promise<RestoreResult>;
   /**
    * What changed between two snapshots (`to` defaults to the files as they are now): a file list
-   * with sizes and a unified diff of the text files. A checkpoint's snapshot: `snapshotIdOf(state.values)`.
+   * with sizes and a unified diff of the text files, of every path or only those under `paths`.
+   * A checkpoint's snapshot: `snapshotIdOf(state.values)`.
    */
-  changes(threadId: string, range: { from: string; to?: string }): Promise<ChangeSet>;
+  changes(threadId: string, range: { from: string; to?: string | undefined; paths?: string[] | undefined }): Promise<ChangeSet>;
   /**
    * Files in: `uploads(threadId).put("data/report.csv", bytes)` writes into the thread's workspace
    * atomically through its file access (confined; credential files, directories and files over
@@ -185,7 +188,7 @@ export function createWorkbench(options: WorkbenchOptions = {}): Workbench {
     rootDir,
     workspace: (threadId?: string) => Workspace.forThread(rootDir, threadId),
     snapshots: (threadId) => fileManager.hooks.withThread(threadId, (t) => fileManager.hooks.timeTravel.snapshots(t)),
-    restore: (threadId, id) => fileManager.hooks.withThread(threadId, (t) => fileManager.hooks.timeTravel.restore(t, id)),
+    restore: (threadId, id, options) => fileManager.hooks.withThread(threadId, (t) => fileManager.hooks.timeTravel.restore(t, id, options)),
     changes: (threadId, range) => fileManager.hooks.withThread(threadId, (t) => fileManager.hooks.timeTravel.changes(t, range)),
     uploads: (threadId?: string) => ({
       put: async (name, bytes, options) => {

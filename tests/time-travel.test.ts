@@ -212,6 +212,48 @@ describe("time travel", () => {
     }
   });
 
+  test("per-path restore: one file the agent broke comes back; hand edits and other files stay; the next run keeps them", async () => {
+    const root = path.join(tmp, "paths");
+    const threadId = "t-paths";
+    const dir = path.join(root, threadId);
+    await mkdir(dir, { recursive: true });
+    const wb = workbench(root);
+    const saver = new MemorySaver();
+    const config = { configurable: { thread_id: threadId } };
+    try {
+      await agentWith(wb, saver, [
+        toolTurn(call("write_file", { path: "a.txt", content: "good\n" }, "p1"), call("write_file", { path: "b.txt", content: "b1\n" }, "p2"), call("write_file", { path: "docs/x.md", content: "x1\n" }, "p3")),
+        new AIMessage("written"),
+      ]).invoke({ messages: [new HumanMessage("write")] }, config);
+      const good = snapshotIdOf((await agentWith(wb, saver, []).getState(config)).values)!;
+      await agentWith(wb, saver, [
+        toolTurn(call("write_file", { path: "a.txt", content: "broken\n" }, "p4"), call("write_file", { path: "c.txt", content: "new\n" }, "p5"), call("write_file", { path: "docs/x.md", content: "x2\n" }, "p6")),
+        new AIMessage("changed"),
+      ]).invoke({ messages: [new HumanMessage("change")] }, config);
+      await writeFile(path.join(dir, "b.txt"), "edited by hand\n");
+
+      const { files } = await wb.changes(threadId, { from: good, paths: ["a.txt"] });
+      assert.deepEqual(files.map((f) => [f.path, f.change]), [["a.txt", "modified"]], "changes() per path lists only that path");
+      const result = await wb.restore(threadId, good, { paths: ["a.txt", "c.txt", "docs"] });
+      assert.equal(await readFile(path.join(dir, "a.txt"), "utf8"), "good\n", "the broken file is back");
+      assert.equal(await readFile(path.join(dir, "docs", "x.md"), "utf8"), "x1\n", "a directory path brings back its files");
+      await assert.rejects(readFile(path.join(dir, "c.txt")), "a path the snapshot does not have is removed");
+      assert.equal(await readFile(path.join(dir, "b.txt"), "utf8"), "edited by hand\n", "the hand edit stays");
+      assert.notEqual(result.restored, good, "the mix is a snapshot of its own");
+      assert.deepEqual((await wb.changes(threadId, { from: result.previous, to: result.restored })).files.map((f) => [f.path, f.change]), [
+        ["a.txt", "modified"],
+        ["c.txt", "deleted"],
+        ["docs/x.md", "modified"],
+      ]);
+      await agentWith(wb, saver, [new AIMessage("next")]).invoke({ messages: [new HumanMessage("next")] }, config);
+      assert.equal(await readFile(path.join(dir, "b.txt"), "utf8"), "edited by hand\n", "the next run keeps the files");
+      assert.equal(await readFile(path.join(dir, "a.txt"), "utf8"), "good\n");
+      await assert.rejects(wb.restore(threadId, good, { paths: ["../outside"] }), /workspace-relative/);
+    } finally {
+      await wb.close();
+    }
+  });
+
   test('restore "ask": a fork interrupts with the two snapshots; the app chooses restore or keep', async () => {
     const root = path.join(tmp, "ask");
     const wb = createWorkbench({ rootDir: root, webTools: false, fileManager: { timeTravel: { restore: "ask" }, onError: () => undefined } });

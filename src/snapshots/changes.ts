@@ -39,10 +39,13 @@ function isUtf8(buf: Buffer): boolean {
   }
 }
 
-/** Compares two snapshots of one store. */
-export async function diffSnapshots(store: SnapshotStore, from: string, to: string): Promise<ChangeSet> {
+/** Compares two snapshots of one store (only the paths under `only`, when given). */
+export async function diffSnapshots(store: SnapshotStore, from: string, to: string, only?: readonly string[]): Promise<ChangeSet> {
   const [a, b] = await Promise.all([store.manifest(from), store.manifest(to)]);
-  const paths = [...new Set([...a.files.keys(), ...b.files.keys()])].sort();
+  // `only`: workspace-relative files or directories (everything below them).
+  const wanted = only?.map((p) => p.split(/[\\/]+/).filter((x) => x !== "" && x !== ".").join("/"));
+  const inScope = (p: string) => !wanted || wanted.some((w) => w === "" || p === w || p.startsWith(`${w}/`));
+  const paths = [...new Set([...a.files.keys(), ...b.files.keys()])].filter(inScope).sort();
   const files: FileChange[] = [];
   const parts: string[] = [];
   for (const p of paths) {

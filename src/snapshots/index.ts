@@ -110,7 +110,7 @@ export class SnapshotStores {
   }
 
   /** Unified diff and file list between two snapshots of a thread. */
-  changes(threadId: string, dir: string, from: string, to: string): Promise<ChangeSet> {
-    return diffSnapshots(this.storeFor(threadId, dir), from, to);
+  changes(threadId: string, dir: string, from: string, to: string, paths?: readonly string[]): Promise<ChangeSet> {
+    return diffSnapshots(this.storeFor(threadId, dir), from, to, paths);
   }
 }

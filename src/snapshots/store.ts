@@ -116,6 +116,8 @@ interface Journal {
   trash?: string;
   /** 0.1.x: excluded directories moved from the workspace into staging (relative paths). */
   moved?: string[];
+  /** A per-path restore: only these paths are brought to `target`. */
+  paths?: string[];
 }
 
 /** What a restore did. */
@@ -229,6 +231,15 @@ function parentOf(rel: string): string {
 
 function isUnder(rel: string, dir: string): boolean {
   return dir === "" || rel === dir || rel.startsWith(`${dir}/`);
+}
+
+/** A workspace-relative path as the store names it (`a/b.txt`); refuses absolute paths and `..`. */
+function relativePath(p: string): string {
+  const parts = String(p).split(/[\\/]+/).filter((x) => x !== "" && x !== ".");
+  if (typeof p !== "string" || path.isAbsolute(p) || parts.length === 0 || parts.includes("..")) {
+    throw new TypeError(`restore paths are workspace-relative paths such as "src/app.ts" (got ${JSON.stringify(p)})`);
+  }
+  return parts.join("/");
 }
 
 /** Raised for a snapshot id the store does not hold (pruned, or never taken). */
@@ -402,6 +413,31 @@ export class SnapshotStore {
       await this.saveHead(options.pin ? { ...h, pinned: true } : { ...h, assigned: id, pinned: undefined });
       return { restored: id, previous, ...(kept.length > 0 ? { kept } : {}) };
     });
+  }
+
+  /**
+   * Brings back only `paths` (relative, `/`-separated: files, or directories with everything
+   * below) as snapshot `id` has them — where it has nothing, they are removed — and leaves every
+   * other entry as it is, hand edits included. The files are recorded first (`previous`); the
+   * result is a new snapshot (`restored`), which the head names, pinned: the thread's next run
+   * keeps these files.
+   */
+  restorePaths(id: string, paths: readonly string[]): Promise<RestoreResult> {
+    const rels = paths.map(relativePath);
+    return this.serial(async () => {
+      const target = await this.readRecord(id);
+      if (!target) throw new SnapshotNotFoundError(id);
+      const previous = await this.snapshotNow(undefined, "before-restore");
+      const kept = await this.applyPaths(target, rels);
+      const h = (await this.loadHead())!;
+      await this.saveHead({ ...h, pinned: true });
+      return { restored: h.id, previous, ...(kept.length > 0 ? { kept } : {}) };
+    });
+  }
+
+  private async applyPaths(target: SnapshotRecord, rels: readonly string[]): Promise<string[]> {
+    const { keys, visit, trees } = await this.pathsTarget(target, rels);
+    return this.applyTarget({ v: 2, target: target.id, paths: [...rels] }, keys, visit, trees, undefined);
   }
 
   /** The files of a snapshot: relative path → entry (directories as `dirs`). */
@@ -971,16 +1007,75 @@ export class SnapshotStore {
   private async applyRecord(target: SnapshotRecord): Promise<string[]> {
     const working = this.working!;
     const differs = (rel: string) => working.get(rel)?.hash !== target.dirs[rel];
-    const toVisit = dirsToVisit(working.keys(), Object.keys(target.dirs), differs);
-    const loaded = await this.loadDirs(target, toVisit);
+    const visit = dirsToVisit(working.keys(), Object.keys(target.dirs), differs);
+    const trees = await this.loadDirs(target, visit);
+    return this.applyTarget({ v: 2, target: target.id }, new Set(Object.keys(target.dirs)), visit, trees, target.dirs);
+  }
+
+  /**
+   * The target of a per-path restore: the files as they are, with `rels` (files, or directories
+   * with everything below) replaced by what `record` has there (nothing, where it has nothing).
+   */
+  private async pathsTarget(record: SnapshotRecord, rels: readonly string[]): Promise<{ keys: Set<string>; visit: Set<string>; trees: Map<string, Map<string, SnapshotFile>> }> {
+    const working = this.working!;
+    const keys = new Set(working.keys());
+    const trees = new Map<string, Map<string, SnapshotFile>>();
+    const treeOf = (rel: string) => {
+      let t = trees.get(rel);
+      if (!t) trees.set(rel, (t = new Map(working.get(rel)?.files ?? [])));
+      return t;
+    };
+    for (const rel of rels) {
+      const parent = parentOf(rel);
+      const name = rel.slice(parent === "" ? 0 : parent.length + 1);
+      const entry = record.dirs[parent] !== undefined ? (await this.readTree(record.dirs[parent]!)).get(name) : undefined;
+      const isDir = rel in record.dirs;
+      // What is there now goes (a file, or a directory and everything below)...
+      if (keys.has(parent)) treeOf(parent).delete(name);
+      for (const k of [...keys]) {
+        if (!isUnder(k, rel)) continue;
+        keys.delete(k);
+        trees.delete(k);
+      }
+      if (!entry && !isDir) continue;
+      // ...and what the snapshot has there comes back, with the directories above it.
+      for (let r = parent; !keys.has(r); r = parentOf(r)) {
+        keys.add(r);
+        treeOf(r);
+      }
+      if (entry) treeOf(parent).set(name, entry);
+      for (const [k, h] of Object.entries(record.dirs)) {
+        if (!isUnder(k, rel)) continue;
+        keys.add(k);
+        trees.set(k, await this.readTree(h));
+      }
+    }
+    const visit = dirsToVisit(working.keys(), keys, (rel) => trees.has(rel));
+    return { keys, visit, trees };
+  }
+
+  /**
+   * Rewrites the workspace (whose working set a scan just brought up to date) into the target —
+   * directories `keys`, the entries of the visited ones in `trees` (the others as they are), their
+   * tree hashes when it is a stored snapshot — in place and only where it differs, journaled;
+   * sets the head. Returns the paths kept as they were.
+   */
+  private async applyTarget(
+    journal: Journal,
+    keys: ReadonlySet<string>,
+    visit: ReadonlySet<string>,
+    trees: ReadonlyMap<string, ReadonlyMap<string, SnapshotFile>>,
+    hashes: Record<string, string> | undefined,
+  ): Promise<string[]> {
+    const working = this.working!;
     const current: TreeMap = { keys: () => working.keys(), get: (rel) => working.get(rel)?.files, has: (rel) => working.has(rel) };
-    const wanted: TreeMap = { keys: () => Object.keys(target.dirs)[Symbol.iterator](), get: (rel) => loaded.get(rel), has: (rel) => rel in target.dirs };
+    const wanted: TreeMap = { keys: () => keys.values(), get: (rel) => trees.get(rel) ?? working.get(rel)?.files, has: (rel) => keys.has(rel) };
     await this.mkdirOnce(this.storeDir);
-    await writeFile(this.journalPath, JSON.stringify({ v: 2, target: target.id } satisfies Journal), { mode: 0o600 });
+    await writeFile(this.journalPath, JSON.stringify(journal), { mode: 0o600 });
     const root = await DirHandle.open(this.dir);
     let result: Awaited<ReturnType<typeof applyInPlace>>;
     try {
-      result = await applyInPlace(root, current, wanted, toVisit, { put: (dir, name, entry, replace) => this.putEntry(dir, name, entry, replace) });
+      result = await applyInPlace(root, current, wanted, visit, { put: (dir, name, entry, replace) => this.putEntry(dir, name, entry, replace) });
     } catch (error) {
       // Left half-way (a permission error, the disk full): the working set follows the disk again.
       await root.close();
@@ -989,23 +1084,26 @@ export class SnapshotStore {
       throw error;
     }
     await root.close();
-    for (const rel of [...working.keys()]) if (!(rel in target.dirs)) working.delete(rel);
+    for (const rel of [...working.keys()]) if (!keys.has(rel)) working.delete(rel);
     for (const rel of result.visited) {
+      const tree = trees.get(rel);
+      if (!tree) continue;
       const before = working.get(rel)?.files;
-      const files = new Map(loaded.get(rel));
+      const files = new Map(tree);
       // Untouched files keep the mtimes they have on disk (the stat cache stays exact).
       if (before) for (const [n, f] of files) if (sameContent(before.get(n), f)) files.set(n, before.get(n)!);
-      const d = new WorkingDir(files, target.dirs[rel]);
-      d.pack();
+      const d = new WorkingDir(files, hashes?.[rel]);
+      if (hashes) d.pack();
       working.set(rel, d);
     }
-    let id = target.id;
-    if (result.kept.length > 0) {
+    const head = (await this.loadHead())!;
+    let id = journal.target;
+    if (result.kept.length > 0 || !hashes) {
       this.budget = this.maxSnapshotBytes;
       for (const rel of result.kept) await this.updatePath(path.join(this.dir, ...rel.split("/")));
-      id = await this.commit(target.id, "restore-kept");
+      id = await this.commit(head.id, hashes ? "restore-kept" : "restore-paths");
     }
-    await this.saveHead({ ...(await this.loadHead())!, id });
+    await this.saveHead({ ...head, id });
     await rm(this.journalPath, { force: true });
     return result.kept;
   }
@@ -1068,7 +1166,8 @@ export class SnapshotStore {
       this.budget = this.maxSnapshotBytes;
       await this.scan();
       await this.commit(head?.id, "before-restore");
-      if (target) await this.applyRecord(target);
+      if (target && journal.paths) await this.applyPaths(target, journal.paths);
+      else if (target) await this.applyRecord(target);
       await rm(this.journalPath, { force: true });
     }
     // Leftovers of interrupted restores (never the workspace itself).
