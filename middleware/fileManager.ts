@@ -498,6 +498,7 @@ export class FileManagerHooks {
   async close(): Promise<void> {
     this.closed = true;
     this.treeCache.clear();
+    await this.timeTravel.close();
     await this.pool.close();
   }
 

@@ -13,7 +13,7 @@ import { DEFAULT_IGNORED_NAMES } from "../src/changes/ignore-names.js";
 import type { ChangeTracker } from "../src/changes/types.js";
 import { isLocalFileOperations as isLocalDisk } from "../src/fileops/locality.js";
 import type { FileOperations } from "../src/fileops/types.js";
-import { SnapshotStores, type ChangeSet, type RestoreResult, type SnapshotInfo, type SnapshotStore, type TimeTravelOptions } from "../src/snapshots/index.js";
+import { isPendingSnapshotId, pendingSnapshotId, SnapshotStores, type ChangeSet, type RestoreResult, type SnapshotInfo, type SnapshotStore, type TimeTravelOptions } from "../src/snapshots/index.js";
 import type { Workspace } from "../src/workspace.js";
 import type { ToolCallContext, ToolCallStep } from "./toolCallSteps.js";
 import { withStateUpdate } from "./toolResults.js";
@@ -130,6 +130,13 @@ export class TimeTravel {
   private readonly marks = new Map<string, { tracker: ChangeTracker; cursor: number }>();
   /** The tracker ignores names time travel records: its lists are not complete for us. */
   private readonly trackerBlind: boolean;
+  /**
+   * threadId → a baseline being recorded in the background (a thread's first run must not wait
+   * for hashing every file), and the chain of snapshots queued behind it: steps of that run record
+   * what their tools wrote right away and name a pending id, committed in order once the baseline
+   * is. The entry goes when the chain has drained.
+   */
+  private readonly baselines = new Map<string, { chain: Promise<unknown> }>();
   /** Remote workspaces are skipped silently unless the app asked for time travel. */
   private warnedRemote: boolean;
 
@@ -182,13 +189,26 @@ export class TimeTravel {
     const store = this.storeOf(t);
     if (!store) return undefined;
     const threadId = t.ws.threadId;
+    // The thread's first run, while its baseline is recorded: there is no history to go back to.
+    if (this.baselines.has(threadId)) return undefined;
     // Steady state (every model and tool call): the checkpoint names what the workspace holds.
     const known = store.peekHead();
     const named = state._workspaceSnapshot?.id;
     if (!opts.scan && known && !known.pinned && named !== undefined && named === (known.assigned ?? known.id)) return undefined;
     try {
+      // A pending id (named during a baseline) stands for the snapshot it became.
+      if (named !== undefined && isPendingSnapshotId(named)) {
+        const real = await store.resolve(named);
+        if (real !== undefined) {
+          const update = await this.sync({ ...state, _workspaceSnapshot: { id: real, at: state._workspaceSnapshot!.at } }, t, opts);
+          return update?._workspaceSnapshot ? update : { ...update, _workspaceSnapshot: this.ref(real) };
+        }
+      }
       const head = await store.headInfo();
-      if (!head) return { _workspaceSnapshot: this.ref(await this.recordFiles(store, t, "all", "baseline")) };
+      if (!head) {
+        this.startBaseline(store, t);
+        return undefined;
+      }
       // A checkpoint that names no snapshot goes back to the baseline only when it belongs to the
       // thread's known history: written before time travel was on (the FileManager ran), or
       // chosen by the caller (the input checkpoint of the first run). Otherwise the checkpoints
@@ -238,6 +258,29 @@ export class TimeTravel {
       this.hooks.report(error, threadId);
       return undefined;
     }
+  }
+
+  /** Records the baseline in the background (see {@link baselines}). */
+  private startBaseline(store: SnapshotStore, t: TimeTravelThread): void {
+    const threadId = t.ws.threadId;
+    const done = this.recordFiles(store, t, "all", "baseline").catch((error: unknown) => this.hooks.report(error, threadId));
+    const entry = { chain: done as Promise<unknown> };
+    this.baselines.set(threadId, entry);
+    void done.then(() => this.dropDrained(threadId, entry, done));
+  }
+
+  /** Runs `fn` after the baseline of `threadId` and every snapshot queued behind it. */
+  private afterBaseline<T>(threadId: string, fn: () => Promise<T>): Promise<T> {
+    const entry = this.baselines.get(threadId)!;
+    const run = entry.chain.then(fn);
+    const link = run.catch(() => undefined);
+    entry.chain = link;
+    void link.then(() => this.dropDrained(threadId, entry, link));
+    return run;
+  }
+
+  private dropDrained(threadId: string, entry: { chain: Promise<unknown> }, link: Promise<unknown>): void {
+    if (entry.chain === link && this.baselines.get(threadId) === entry) this.baselines.delete(threadId);
   }
 
   /**
@@ -312,28 +355,61 @@ export class TimeTravel {
   readonly step: ToolCallStep = async (ctx, next) => {
     if (!this.stores) return next(ctx);
     const t: TimeTravelThread = { ws: ctx.workspace, host: ctx.host };
+    const threadId = ctx.workspace.threadId;
     const cursor = this.cursorOf(t);
     const state = ctx.request.state as TimeTravelStateView | undefined;
     const step = lastAiMessageId(state?.messages) ?? "";
     const call = ctx.request.toolCall.id ?? "";
+    const store = this.storeOf(t);
+    const paths = changedPathsOf(ctx);
+    // During the baseline: a tool whose paths are known has their pre-images recorded before it
+    // runs; any other waits for the baseline (what it may change must be recorded first).
+    let early = false;
+    if (store && !ctx.readOnly && this.baselines.has(threadId)) {
+      const before = paths ? await store.capture(paths) : undefined;
+      if (before) {
+        store.protectBaseline(before);
+        early = true;
+      } else await this.baselines.get(threadId)?.chain;
+    }
     const synced = state ? await this.sync(state, t, { step, call }) : undefined;
     const result = await next(ctx);
-    const store = this.storeOf(t);
     if (ctx.readOnly || !store) return synced?._workspaceSnapshot ? withStateUpdate(result, { _workspaceSnapshot: synced._workspaceSnapshot }) : result;
     try {
-      const paths = changedPathsOf(ctx);
+      if (early && paths && this.baselines.has(threadId)) {
+        const after = await store.capture(paths);
+        if (after) {
+          const alias = pendingSnapshotId();
+          void this.afterBaseline(threadId, () => store.commitCaptured(after, alias)).catch((error: unknown) => this.hooks.report(error, threadId));
+          this.noteStep(threadId, step, call);
+          return withStateUpdate(result, { _workspaceSnapshot: this.ref(alias) });
+        }
+        await this.baselines.get(threadId)?.chain;
+      }
       const id = await store.snapshot(paths ? { paths, assign: true } : { assign: true });
       // A full stat pass (after a tool whose changes are unknown) moves the mark to before the tool.
       if (!paths) this.setMark(t, cursor);
-      const recorded = this.stepOfHead.get(ctx.workspace.threadId);
-      if (recorded?.step === step) recorded.calls.add(call);
-      else this.stepOfHead.set(ctx.workspace.threadId, { step, calls: new Set([call]) });
+      this.noteStep(threadId, step, call);
       return withStateUpdate(result, { _workspaceSnapshot: this.ref(id) });
     } catch (error) {
       this.hooks.report(error, ctx.workspace.threadId);
       return result;
     }
   };
+
+  /** The step (and call) whose tool recorded the thread's latest snapshot. */
+  private noteStep(threadId: string, step: string, call: string): void {
+    const recorded = this.stepOfHead.get(threadId);
+    if (recorded?.step === step) recorded.calls.add(call);
+    else this.stepOfHead.set(threadId, { step, calls: new Set([call]) });
+  }
+
+  /** The store of a thread for the app's calls, once its background baseline and queued snapshots are in. */
+  private async settledStore(t: TimeTravelThread): Promise<SnapshotStore> {
+    const store = this.requireStore(t);
+    await this.baselines.get(t.ws.threadId)?.chain;
+    return store;
+  }
 
   private requireStore(t: TimeTravelThread): SnapshotStore {
     if (!this.stores) throw new Error("Time travel is off for this workbench (timeTravel: false); enable it to list, diff or restore snapshots.");
@@ -345,7 +421,12 @@ export class TimeTravel {
 
   /** The thread's snapshots, newest first. */
   async snapshots(t: TimeTravelThread): Promise<SnapshotInfo[]> {
-    return this.requireStore(t).list();
+    return (await this.settledStore(t)).list();
+  }
+
+  /** A snapshot id as the app has it (perhaps a pending one, from a checkpoint of a first run) → the store's. */
+  private async idOf(store: SnapshotStore, id: string): Promise<string> {
+    return (await store.resolve(id)) ?? id;
   }
 
   /**
@@ -354,8 +435,9 @@ export class TimeTravel {
    * keeps these files instead of restoring its checkpoint's.
    */
   async restore(t: TimeTravelThread, id: string, options: { paths?: readonly string[] | undefined } = {}): Promise<RestoreResult> {
-    const store = this.requireStore(t);
-    const result = options.paths ? await store.restorePaths(id, options.paths) : await store.restore(id, { pin: true });
+    const store = await this.settledStore(t);
+    const real = await this.idOf(store, id);
+    const result = options.paths ? await store.restorePaths(real, options.paths) : await store.restore(real, { pin: true });
     this.stepOfHead.delete(t.ws.threadId);
     this.hooks.onRestored(t.ws);
     return result;
@@ -363,14 +445,19 @@ export class TimeTravel {
 
   /** Unified diff and file list between two snapshots; `to` defaults to the workspace as it is now. */
   async changes(t: TimeTravelThread, range: { from: string; to?: string | undefined; paths?: readonly string[] | undefined }): Promise<ChangeSet> {
-    const store = this.requireStore(t);
-    const to = range.to ?? (await store.snapshot({ reason: "scan" }));
-    return this.stores!.changes(t.ws.threadId, t.ws.dir, range.from, to, range.paths);
+    const store = await this.settledStore(t);
+    const to = range.to !== undefined ? await this.idOf(store, range.to) : await store.snapshot({ reason: "scan" });
+    return this.stores!.changes(t.ws.threadId, t.ws.dir, await this.idOf(store, range.from), to, range.paths);
+  }
+
+  /** Waits for every background baseline and the snapshots queued behind it (the FileManager's `close()`). */
+  async close(): Promise<void> {
+    while (this.baselines.size > 0) await Promise.all([...this.baselines.values()].map((b) => b.chain));
   }
 
   /** Records the workspace now (full stat pass) and returns the snapshot id. */
   async snapshotNow(t: TimeTravelThread): Promise<string> {
-    return this.requireStore(t).snapshot({ reason: "scan" });
+    return (await this.settledStore(t)).snapshot({ reason: "scan" });
   }
 }
 

@@ -15,7 +15,7 @@ import { Command, MemorySaver, type BaseCheckpointSaver, type StateSnapshot } fr
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { createAgent, humanInTheLoopMiddleware } from "langchain";
 import { snapshotIdOf } from "../middleware/timeTravel.js";
-import { SNAPSHOT_DIR_NAME, SnapshotStore } from "../src/snapshots/index.js";
+import { isPendingSnapshotId, SNAPSHOT_DIR_NAME, SnapshotStore } from "../src/snapshots/index.js";
 import { createWorkbench, type Workbench } from "../src/workbench.js";
 import { contents } from "./helpers/files.js";
 
@@ -206,6 +206,55 @@ describe("time travel", () => {
       const afterHand = snapshotIdOf((await agentWith(wb, saver, []).getState(config)).values)!;
       const diff = await wb.changes(threadId, { from: afterWrite, to: afterHand });
       assert.deepEqual(diff.files.map((f) => [f.path, f.change]), [["hand.txt", "added"]], "the hand edit is in the run's snapshot");
+    } finally {
+      SnapshotStore.prototype.snapshot = original;
+      await wb.close();
+    }
+  });
+
+  test("the first run does not wait for the baseline: its writes name pending snapshots; the baseline still holds what the files were before them", async () => {
+    const root = path.join(tmp, "background");
+    const threadId = "t-background";
+    const dir = path.join(root, threadId);
+    await mkdir(path.join(dir, "src"), { recursive: true });
+    for (let i = 0; i < 200; i++) await writeFile(path.join(dir, "src", `f${i}.ts`), `export const v${i} = ${i};\n`);
+    await writeFile(path.join(dir, "seed.txt"), "seed before the first run\n");
+    const before = await contents(dir);
+    const wb = workbench(root);
+    const saver = new MemorySaver();
+    const config = { configurable: { thread_id: threadId } };
+    // A slow baseline (as on a 100k-file workspace): it only starts reading after the run wrote.
+    let baselineDone = 0;
+    const original = SnapshotStore.prototype.snapshot;
+    SnapshotStore.prototype.snapshot = function (this: SnapshotStore, options = {}) {
+      if (options.reason !== "baseline") return original.call(this, options);
+      return new Promise<void>((r) => setTimeout(r, 600)).then(() => original.call(this, options)).finally(() => (baselineDone = Date.now()));
+    };
+    try {
+      await agentWith(wb, saver, [
+        toolTurn(call("write_file", { path: "seed.txt", content: "overwritten in the first run\n" }, "b1"), call("write_file", { path: "new/dir/n.txt", content: "new\n" }, "b2")),
+        toolTurn(call("patch", { mode: "replace", path: "src/f3.ts", old_string: "= 3", new_string: "= 33" }, "b3")),
+        new AIMessage("done"),
+      ]).invoke({ messages: [new HumanMessage("first run")] }, config);
+      const returned = Date.now();
+      const afterRun = await contents(dir);
+      const named = snapshotIdOf((await agentWith(wb, saver, []).getState(config)).values)!;
+      assert.ok(isPendingSnapshotId(named), `the run's checkpoint names a pending snapshot (${named})`);
+      assert.ok(baselineDone === 0 || baselineDone > returned - 5, "the run returned before the baseline was committed");
+
+      const listed = await wb.snapshots(threadId); // waits for the baseline and the queued snapshots
+      assert.ok(baselineDone > 0, "the baseline was committed");
+      assert.ok(listed.some((x) => x.reason === "baseline"), "the baseline is listed");
+      const history = [];
+      for await (const st of agentWith(wb, saver, []).getStateHistory(config)) history.push(st);
+      const first = history.at(-1)!;
+      await agentWith(wb, saver, [new AIMessage("from the start")]).invoke({ messages: [new HumanMessage("again")] }, first.config);
+      assert.deepEqual(await contents(dir), before, "a fork to the first checkpoint restores the files as they were before the run, byte for byte");
+      const end = history.find((st) => (st.next ?? []).length === 0 && (st.values as { messages?: unknown[] }).messages?.length)!;
+      await agentWith(wb, saver, [new AIMessage("back to the end")]).invoke({ messages: [new HumanMessage("end")] }, end.config);
+      assert.deepEqual(await contents(dir), afterRun, "a fork to the end of the first run brings its writes back (the pending id resolved)");
+      const diff = await wb.changes(threadId, { from: named });
+      assert.ok(Array.isArray(diff.files), "changes() takes a pending id");
     } finally {
       SnapshotStore.prototype.snapshot = original;
       await wb.close();

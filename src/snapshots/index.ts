@@ -14,6 +14,8 @@ import { SnapshotStore, type RetentionPolicy, type SnapshotPolicy } from "./stor
 export {
   SnapshotStore,
   SnapshotNotFoundError,
+  pendingSnapshotId,
+  isPendingSnapshotId,
   DEFAULT_MAX_FILE_BYTES,
   DEFAULT_MAX_SNAPSHOT_BYTES,
   type SnapshotInfo,

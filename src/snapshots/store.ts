@@ -233,6 +233,18 @@ function isUnder(rel: string, dir: string): boolean {
   return dir === "" || rel === dir || rel.startsWith(`${dir}/`);
 }
 
+/**
+ * A snapshot id handed to a checkpoint before its snapshot is committed (during a baseline that
+ * runs in the background); {@link SnapshotStore.resolve} turns it into the real id.
+ */
+export function pendingSnapshotId(): string {
+  return `p-${randomBytes(12).toString("hex")}`;
+}
+
+export function isPendingSnapshotId(id: string): boolean {
+  return /^p-[0-9a-f]{24}$/.test(id);
+}
+
 /** A workspace-relative path as the store names it (`a/b.txt`); refuses absolute paths and `..`. */
 function relativePath(p: string): string {
   const parts = String(p).split(/[\\/]+/).filter((x) => x !== "" && x !== ".");
@@ -300,6 +312,13 @@ export class SnapshotStore {
   private skipped = new Map<string, SkippedEntry>();
   /** Bytes the snapshot under way may still read. */
   private budget = 0;
+  /**
+   * Pre-images for the baseline while it is not committed yet (relative path → the entry before a
+   * tool wrote it; null: nothing was there): the baseline's scan may reach a file after a tool of
+   * the first run changed it, and must record what was there before.
+   */
+  private readonly baselineOverrides = new Map<string, SnapshotFile | null>();
+  private baselineCommitted = false;
   private head: Head | undefined;
   private headLoaded = false;
   private queue: Promise<unknown> = Promise.resolve();
@@ -375,6 +394,106 @@ export class SnapshotStore {
    */
   snapshot(options: { paths?: readonly string[]; statCache?: boolean; reason?: string; assign?: boolean } = {}): Promise<string> {
     return this.serial(() => this.snapshotNow(options.paths, options.reason ?? (options.paths ? "tool" : "scan"), options.assign, options.statCache));
+  }
+
+  /**
+   * Reads `paths` (absolute, inside the workspace: files or links) now, without waiting for the
+   * queue, through directories held by descriptor: relative path → entry, or null where nothing
+   * is (at the top-most missing component). Undefined when one of them is a directory, a large or
+   * odd file, or unreadable: the caller then waits for the queue instead.
+   */
+  async capture(paths: readonly string[]): Promise<Map<string, SnapshotFile | null> | undefined> {
+    const out = new Map<string, SnapshotFile | null>();
+    for (const abs of paths) {
+      const relNative = path.relative(this.dir, abs);
+      if (relNative.startsWith("..") || path.isAbsolute(relNative)) continue;
+      const rel = relNative.split(path.sep).join("/");
+      if (rel === "") return undefined;
+      if (this.excludedName(rel) || this.policy.excludePath(rel)) continue;
+      const segs = rel.split("/");
+      const root = await DirHandle.open(this.dir).catch(() => undefined);
+      if (!root) return undefined;
+      let dir: DirHandle = root;
+      try {
+        let missing: string | undefined;
+        for (let i = 0; i < segs.length - 1 && missing === undefined; i++) {
+          const st = await dir.lstat(segs[i]!);
+          if (!st) missing = segs.slice(0, i + 1).join("/");
+          else {
+            const next: DirHandle | undefined = st.isDirectory() ? await dir.openDir(segs[i]!) : undefined;
+            if (!next) return undefined;
+            await dir.close();
+            dir = next;
+          }
+        }
+        if (missing !== undefined) {
+          out.set(missing, null);
+          continue;
+        }
+        const name = segs.at(-1)!;
+        const st = await dir.lstat(name);
+        if (!st) {
+          out.set(rel, null);
+          continue;
+        }
+        const es = entryStat(st);
+        if (es.kind === "symlink") {
+          const target = await readlink(dir.at(name), { encoding: "buffer" });
+          out.set(rel, { h: await this.putBuffer(target), s: es.size, m: es.mode & 0o777, t: es.mtimeMs, l: 1 });
+          continue;
+        }
+        if (es.kind !== "file" || es.size > STREAM_ABOVE || es.size > this.maxFileBytes || isSparse(es)) return undefined;
+        const [result] = (await readFilesIntoStore(this.dir, [{ rel: parentOf(rel), files: [{ name, ino: es.ino, dev: es.dev, size: es.size }] }], this.layout))[0] ?? [];
+        if (!Array.isArray(result)) return undefined;
+        this.rememberBlob(result[0]);
+        out.set(rel, { h: result[0], s: result[1], m: es.mode & 0o777, t: result[2] });
+      } catch {
+        return undefined;
+      } finally {
+        await dir.close();
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Tells the baseline, if it is not committed yet, what `captured` paths held before a tool
+   * changes them (the first pre-image of a path counts). A no-op once the baseline is committed:
+   * it then read those files before the tool ran.
+   */
+  protectBaseline(captured: ReadonlyMap<string, SnapshotFile | null>): void {
+    if (this.baselineCommitted) return;
+    for (const [rel, entry] of captured) if (!this.baselineOverrides.has(rel)) this.baselineOverrides.set(rel, entry);
+  }
+
+  /**
+   * Queued: records `captured` entries (read right after a tool wrote them) as the next snapshot,
+   * assigned to the checkpoint that names `alias` (a {@link pendingSnapshotId}); `resolve(alias)`
+   * answers its id from then on. Returns the id.
+   */
+  commitCaptured(captured: ReadonlyMap<string, SnapshotFile | null>, alias: string): Promise<string> {
+    return this.serial(async () => {
+      let id: string;
+      if (!this.working) id = await this.snapshotNow(undefined, "tool", true);
+      else {
+        for (const [rel, entry] of captured) this.setEntry(rel, entry);
+        const head = await this.loadHead();
+        id = await this.commit(head?.id, "tool");
+        await this.saveHead(head ? { ...head, id, assigned: id, pinned: undefined } : { id, baseline: id, assigned: id });
+      }
+      await this.mkdirOnce(path.join(this.storeDir, "pending"));
+      await writeFile(path.join(this.storeDir, "pending", alias), id, { mode: 0o600 });
+      return id;
+    });
+  }
+
+  /** The snapshot id `id` stands for: itself, or for a pending id the snapshot it became (undefined if none). */
+  resolve(id: string): Promise<string | undefined> {
+    if (!isPendingSnapshotId(id)) return Promise.resolve(id);
+    return this.serial(async () => {
+      const real = await readFile(path.join(this.storeDir, "pending", id), "utf8").catch(() => undefined);
+      return real !== undefined && /^[0-9a-f]{24}$/.test(real) ? real : undefined;
+    });
   }
 
   /** Snapshots, newest first. */
@@ -506,6 +625,11 @@ export class SnapshotStore {
     } else {
       await this.scan();
     }
+    if (!head) {
+      for (const [rel, entry] of this.baselineOverrides) this.setEntry(rel, entry);
+      this.baselineOverrides.clear();
+      this.baselineCommitted = true;
+    }
     const id = await this.commit(head?.id, reason);
     const assigned = assign ? { assigned: id, pinned: undefined } : {};
     if (!head) await this.saveHead({ id, baseline: id, ...assigned });
@@ -578,6 +702,22 @@ export class SnapshotStore {
   private skip(rel: string, reason: SkippedEntry["reason"], size?: number): undefined {
     this.skipped.set(rel, { path: rel, reason, ...(size !== undefined ? { size } : {}) });
     return undefined;
+  }
+
+  /** Sets (or with null removes, a directory with everything below) one entry of the working set. */
+  private setEntry(rel: string, entry: SnapshotFile | null): void {
+    const working = this.working!;
+    const parent = parentOf(rel);
+    const name = rel.slice(parent === "" ? 0 : parent.length + 1);
+    if (working.has(rel)) this.dropDir(rel);
+    if (entry === null) {
+      const p = working.get(parent);
+      if (p?.files.delete(name)) p.hash = undefined;
+      return;
+    }
+    const d = this.ensureDir(parent);
+    d.files.set(name, entry);
+    d.hash = undefined;
   }
 
   /**
@@ -976,6 +1116,7 @@ export class SnapshotStore {
     if (!this.headLoaded) {
       try {
         this.head = JSON.parse(await readFile(path.join(this.storeDir, "HEAD.json"), "utf8")) as Head;
+        this.baselineCommitted = true;
       } catch {
         this.head = undefined;
       }
