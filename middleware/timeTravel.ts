@@ -290,7 +290,7 @@ export class TimeTravel {
   private async recordFiles(store: SnapshotStore, t: TimeTravelThread, what: "all" | { paths: string[] }, reason: "scan" | "baseline" = "scan"): Promise<string> {
     // A full look is worth a mark only with a watcher already live (its ready time is a fraction
     // of a full pass: 0.4 s at 100k files); else the next run would pay the full pass again.
-    if (what === "all") await this.awaitLive(t);
+    if (what === "all") await Promise.all([this.awaitLive(t), store.warm()]);
     const cursor = this.cursorOf(t);
     const id = await store.snapshot({ reason, assign: true, ...(what === "all" ? {} : { paths: what.paths, statCache: true }) });
     this.setMark(t, cursor);

@@ -133,6 +133,31 @@ describe("snapshot store", () => {
     assert.deepEqual(await contents(dir), { "gone.txt": Buffer.from("g\n").toString("base64"), "keep.txt": Buffer.from("k\n").toString("base64") });
   });
 
+  test("a new process starts from the working-set cache and still sees every change made meanwhile", async () => {
+    const { dir, storeDir, store } = await fresh();
+    for (const d of ["a", "b", "c"]) {
+      await mkdir(path.join(dir, d), { recursive: true });
+      for (let i = 0; i < 30; i++) await writeFile(path.join(dir, d, `f${i}.txt`), `${d} ${i}\n`);
+    }
+    await store.snapshot(); // a full look: the cache is written
+    await writeFile(path.join(dir, "b", "f1.txt"), "changed by a tool\n");
+    await store.snapshot({ paths: [path.join(dir, "b", "f1.txt")] });
+    // While no process runs: a hand edit (same size, new mtime), a new file, a removed one.
+    await writeFile(path.join(dir, "c", "f2.txt"), "C 2\n");
+    await writeFile(path.join(dir, "a", "new.txt"), "new\n");
+    await rm(path.join(dir, "a", "f0.txt"));
+    const next = new SnapshotStore(dir, storeDir, policy, lots);
+    await next.warm();
+    const id = await next.snapshot({ paths: [path.join(dir, "b", "f1.txt")] }); // a cold start looks at everything
+    const files = (await next.manifest(id)).files;
+    assert.equal((await next.readBlob(files.get("c/f2.txt")!.h)).toString(), "C 2\n", "a same-size edit made while down is seen");
+    assert.ok(files.has("a/new.txt") && !files.has("a/f0.txt"), "created and removed files are seen");
+    assert.equal((await next.readBlob(files.get("b/f1.txt")!.h)).toString(), "changed by a tool\n");
+    assert.equal(files.size, 90);
+    const fromScratch = await new SnapshotStore(dir, path.join(path.dirname(dir), "store-fresh"), policy, lots).snapshot();
+    assert.equal(id, fromScratch, "the same snapshot as a store that never had a cache");
+  });
+
   test("credential files and ignored folders stay out of the store and survive restores", async () => {
     const { dir, storeDir, store } = await fresh();
     await mkdir(path.join(dir, "node_modules", "x"), { recursive: true });

@@ -155,6 +155,17 @@ class WorkingDir {
     this.hash = hash;
   }
 
+  /** A clean directory from its stored tree text, unparsed (count and bytes from the working-set cache). */
+  static packed(text: string, hash: string, count: number, bytes: number, sig: string | undefined): WorkingDir {
+    const d = new WorkingDir(undefined, hash);
+    d.map = undefined;
+    d.packed = text;
+    d.count = count;
+    d.bytes = bytes;
+    d.sig = sig;
+    return d;
+  }
+
   /** The entries, unpacked on first use after {@link pack}. */
   get files(): Map<string, SnapshotFile> {
     // The packed text stays valid while `hash` is set (every edit clears it): packing again reuses it.
@@ -319,6 +330,10 @@ export class SnapshotStore {
    */
   private readonly baselineOverrides = new Map<string, SnapshotFile | null>();
   private baselineCommitted = false;
+  /** The working set was loaded from the head and not checked against the disk since. */
+  private unverified = false;
+  /** The working-set cache as last written. */
+  private cacheText: string | undefined;
   private head: Head | undefined;
   private headLoaded = false;
   private queue: Promise<unknown> = Promise.resolve();
@@ -614,23 +629,19 @@ export class SnapshotStore {
 
   private async snapshotNow(paths: readonly string[] | undefined, reason: string, assign = false, statCache = false): Promise<string> {
     const head = await this.loadHead();
-    if (!this.working) {
-      this.working = head ? await this.workingFrom(head.id) : new Map();
-      // Cold start: what changed since the head was taken is unknown.
-      paths = undefined;
-    }
+    if (!this.working) await this.loadWorking(head);
     this.budget = this.maxSnapshotBytes;
-    if (paths) {
-      for (const p of paths) await this.updatePath(p, !statCache);
-    } else {
-      await this.scan();
-    }
+    // Cold start (the working set as the head recorded it): what changed since is unknown.
+    const full = !paths || this.unverified;
+    if (full) await this.scan();
+    else for (const p of paths!) await this.updatePath(p, !statCache);
     if (!head) {
       for (const [rel, entry] of this.baselineOverrides) this.setEntry(rel, entry);
       this.baselineOverrides.clear();
       this.baselineCommitted = true;
     }
     const id = await this.commit(head?.id, reason);
+    if (full) await this.writeWorkingCache(id);
     const assigned = assign ? { assigned: id, pinned: undefined } : {};
     if (!head) await this.saveHead({ id, baseline: id, ...assigned });
     else if (id !== head.id || (assign && (head.assigned !== id || head.pinned))) await this.saveHead({ ...head, id, ...assigned });
@@ -788,6 +799,7 @@ export class SnapshotStore {
   /** Full pass: stat every file, read only those whose size or mtime moved. */
   private async scan(): Promise<void> {
     this.skipped = new Map();
+    this.unverified = false;
     await this.scanTree("", { path: this.dir, root: true });
   }
 
@@ -1106,10 +1118,65 @@ export class SnapshotStore {
   private async workingFrom(id: string): Promise<Map<string, WorkingDir>> {
     const record = await this.readRecord(id);
     if (!record) return new Map();
-    const dirs = await this.loadDirs(record);
+    const cache = await this.readWorkingCache();
     const working = new Map<string, WorkingDir>();
+    if (cache) {
+      // Tree texts kept packed, with the listing digests of the last scan: the first scan of a
+      // new process unpacks only the directories whose listing moved.
+      const limit = pLimit(16);
+      await Promise.all(
+        Object.entries(record.dirs).map(([rel, h]) =>
+          limit(async () => {
+            const c = cache[rel];
+            const text = await readFile(path.join(this.trees, h), "utf8");
+            working.set(rel, c && c[0] === h ? WorkingDir.packed(text, h, c[2], c[3], c[1] || undefined) : new WorkingDir(parseTree(text), h));
+          }),
+        ),
+      );
+      return working;
+    }
+    const dirs = await this.loadDirs(record);
     for (const [rel, files] of dirs) working.set(rel, new WorkingDir(new Map(files), record.dirs[rel]));
     return working;
+  }
+
+  private get workingCachePath(): string {
+    return path.join(this.storeDir, "working.json");
+  }
+
+  /** The working-set cache: relative dir → [tree hash, listing digest, entries, bytes]. */
+  private async readWorkingCache(): Promise<Record<string, [string, string, number, number]> | undefined> {
+    try {
+      const cache = JSON.parse(await readFile(this.workingCachePath, "utf8")) as { v: 1; head: string; dirs: Record<string, [string, string, number, number]> };
+      // Valid per directory: an entry is used only where its tree hash is the snapshot's (the
+      // content it describes), whichever snapshot the cache was written at.
+      return cache.v === 1 ? cache.dirs : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** After a full scan: what a new process needs to start from `id` without parsing every tree. */
+  private async writeWorkingCache(id: string): Promise<void> {
+    const dirs: Record<string, [string, string, number, number]> = {};
+    for (const [rel, d] of this.working!) if (d.hash !== undefined && d.bytes !== undefined) dirs[rel] = [d.hash, d.sig ?? "", d.size, d.bytes];
+    const text = JSON.stringify({ v: 1, head: id, dirs });
+    if (text === this.cacheText) return;
+    await this.writeAtomic(this.workingCachePath, text);
+    this.cacheText = text;
+  }
+
+  /** Loads the working set now (a run start does this while it waits for the watcher). */
+  warm(): Promise<void> {
+    return this.serial(async () => {
+      if (!this.working) await this.loadWorking(await this.loadHead());
+    });
+  }
+
+  /** The working set as snapshot `head` recorded it, to be verified by the next full scan. */
+  private async loadWorking(head: Head | undefined): Promise<void> {
+    this.working = head ? await this.workingFrom(head.id) : new Map();
+    this.unverified = true;
   }
 
   private async loadHead(): Promise<Head | undefined> {
