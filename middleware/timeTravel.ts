@@ -242,7 +242,9 @@ export class TimeTravel {
       }
       if (decision === "restore" && (await store.has(want))) {
         const cursor = this.cursorOf(t);
-        const { kept } = await store.restore(want);
+        // With a live watcher, what it listed plus the directories the restore touches are looked at, not every file.
+        const drift = this.drift(t);
+        const { kept } = await store.restore(want, drift === "all" ? {} : { changed: drift?.paths ?? [] });
         this.setMark(t, cursor);
         if (kept) this.hooks.report(new Error(`restoring snapshot ${want} left ${kept.length} path(s) as they are, because an entry time travel does not record holds the name: ${kept.slice(0, 5).join(", ")}`), threadId);
         this.stepOfHead.delete(threadId);

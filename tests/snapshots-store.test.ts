@@ -158,6 +158,28 @@ describe("snapshot store", () => {
     assert.equal(id, fromScratch, "the same snapshot as a store that never had a cache");
   });
 
+  test("a restore told what changed still records every entry it overwrites or removes, reported or not", async () => {
+    const { dir, store } = await fresh();
+    await mkdir(path.join(dir, "src"), { recursive: true });
+    await mkdir(path.join(dir, "other"), { recursive: true });
+    await writeFile(path.join(dir, "src", "a.txt"), "one\n");
+    await writeFile(path.join(dir, "other", "b.txt"), "b\n");
+    const first = await store.snapshot();
+    await writeFile(path.join(dir, "src", "a.txt"), "two\n");
+    await store.snapshot({ paths: [path.join(dir, "src", "a.txt")] });
+    // Changes nobody reports (a watcher that missed them): in the directory the restore rewrites, and elsewhere.
+    await writeFile(path.join(dir, "src", "a.txt"), "three, unreported\n");
+    await writeFile(path.join(dir, "src", "extra.txt"), "unreported too\n");
+    await writeFile(path.join(dir, "other", "b.txt"), "hand edit\n");
+    const { previous } = await store.restore(first, { changed: [] });
+    const before = (await store.manifest(previous)).files;
+    assert.equal((await store.readBlob(before.get("src/a.txt")!.h)).toString(), "three, unreported\n", "the overwritten content was recorded first");
+    assert.equal((await store.readBlob(before.get("src/extra.txt")!.h)).toString(), "unreported too\n", "the removed file was recorded first");
+    assert.equal(await readFile(path.join(dir, "src", "a.txt"), "utf8"), "one\n");
+    await assert.rejects(readFile(path.join(dir, "src", "extra.txt")));
+    assert.equal(await readFile(path.join(dir, "other", "b.txt"), "utf8"), "hand edit\n", "a directory the restore does not touch is left as it is");
+  });
+
   test("credential files and ignored folders stay out of the store and survive restores", async () => {
     const { dir, storeDir, store } = await fresh();
     await mkdir(path.join(dir, "node_modules", "x"), { recursive: true });

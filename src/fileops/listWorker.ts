@@ -109,7 +109,7 @@ const WORKER_SOURCE = `
       dirs.push(known.get(rel) === sig ? { rel, sig } : { rel, sig, names, nums, raws });
       for (const name of subdirs) {
         const childRel = rel === "" ? name : rel + "/" + name;
-        if (depth >= msg.maxDepth) { tooDeep.push(childRel); continue; }
+        if (depth >= msg.maxDepth) { if (msg.maxDepth === ${MAX_LIST_DEPTH}) tooDeep.push(childRel); continue; }
         let child;
         try { child = fs.openSync(via + "/" + name, DIR); } catch { continue; }
         try { walk(child, real + "/" + name, childRel, depth + 1); } finally { fs.closeSync(child); }
@@ -141,13 +141,13 @@ class ListWorker {
   private nextId = 0;
   private readonly pending = new Map<number, { resolve(r: Reply): void; reject(e: Error): void }>();
 
-  list(dir: string, rel: string, ignoreNames: readonly string[], follow: boolean, known: [string, string][]): Promise<Reply> {
+  list(dir: string, rel: string, ignoreNames: readonly string[], follow: boolean, known: [string, string][], maxDepth: number): Promise<Reply> {
     const worker = (this.worker ??= this.start());
     const id = this.nextId++;
     return new Promise<Reply>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       worker.ref();
-      worker.postMessage({ id, dir, rel, ignoreNames: [...ignoreNames], maxDepth: MAX_LIST_DEPTH, follow, known });
+      worker.postMessage({ id, dir, rel, ignoreNames: [...ignoreNames], maxDepth, follow, known });
     }).finally(() => {
       if (this.pending.size === 0) this.worker?.unref();
     });
@@ -183,15 +183,17 @@ let shared: ListWorker | undefined;
  * workspace root the caller trusts): pass a descriptor path (`DirHandle.at(name)`) for a subtree,
  * and hold that directory open until this resolves. A start that is not a plain directory lists
  * nothing. `known`: directory → the `sig` the caller last saw; such directories come back
- * without entries when their listing is the same.
+ * without entries when their listing is the same. `maxDepth`: levels below the start to descend
+ * (0: the start alone; default and most {@link MAX_LIST_DEPTH}, past which `tooDeep` names them).
  */
 export async function listTree(
   start: string,
   rel: string,
   ignoreNames: readonly string[],
-  options: { followStart?: boolean; known?: ReadonlyMap<string, string> } = {},
+  options: { followStart?: boolean; known?: ReadonlyMap<string, string>; maxDepth?: number } = {},
 ): Promise<TreeListing> {
-  const reply = await (shared ??= new ListWorker()).list(start, rel, ignoreNames, options.followStart ?? false, [...(options.known ?? [])]);
+  const depth = Math.min(options.maxDepth ?? MAX_LIST_DEPTH, MAX_LIST_DEPTH);
+  const reply = await (shared ??= new ListWorker()).list(start, rel, ignoreNames, options.followStart ?? false, [...(options.known ?? [])], depth);
   if (reply.error !== undefined) throw new Error(`listing ${rel || "the workspace"} failed: ${reply.error}`);
   const dirs: ListedDir[] = [];
   for (const d of reply.dirs ?? []) {

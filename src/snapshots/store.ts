@@ -206,6 +206,8 @@ function parseTree(text: string): Map<string, SnapshotFile> {
 }
 
 const STREAM_ABOVE = 4 * 1024 * 1024;
+/** A restore lists at most this many directories one by one before it takes one full look instead. */
+const MAX_VERIFIED_DIRS = 200;
 /**
  * Blobs smaller than this are stored raw: brotli's fixed cost (~35 µs a call on the thread pool)
  * buys nothing there (256-byte source snippets save ~60 bytes; `file 1\n` nothing at all).
@@ -537,11 +539,11 @@ export class SnapshotStore {
    * then rewrites in place what differs. Entries the snapshots do not record (credential files,
    * ignored folders, skipped files) stay as they are.
    */
-  restore(id: string, options: { pin?: boolean } = {}): Promise<RestoreResult> {
+  restore(id: string, options: { pin?: boolean; changed?: readonly string[] } = {}): Promise<RestoreResult> {
     return this.serial(async () => {
       const target = await this.readRecord(id);
       if (!target) throw new SnapshotNotFoundError(id);
-      const previous = await this.snapshotNow(undefined, "before-restore");
+      const previous = options.changed && this.working && !this.unverified ? await this.recordBeforeRestore(target, options.changed) : await this.snapshotNow(undefined, "before-restore");
       const kept = previous === id ? [] : await this.applyRecord(target);
       const h = (await this.loadHead())!;
       await this.saveHead(options.pin ? { ...h, pinned: true } : { ...h, assigned: id, pinned: undefined });
@@ -572,6 +574,37 @@ export class SnapshotStore {
   private async applyPaths(target: SnapshotRecord, rels: readonly string[]): Promise<string[]> {
     const { keys, visit, trees } = await this.pathsTarget(target, rels);
     return this.applyTarget({ v: 2, target: target.id, paths: [...rels] }, keys, visit, trees, undefined);
+  }
+
+  /**
+   * The state before a restore, without a full look: `changed` (what a live watcher listed since
+   * the last full look) is re-read, then every directory the restore will touch or remove is
+   * listed directly, until none of them moved — so nothing the restore overwrites or deletes
+   * goes unrecorded, whatever the watcher missed. Entries elsewhere are not touched by it.
+   */
+  private async recordBeforeRestore(target: SnapshotRecord, changed: readonly string[]): Promise<string> {
+    const head = await this.loadHead();
+    this.budget = this.maxSnapshotBytes;
+    for (const p of changed) await this.updatePath(p, false);
+    const verified = new Set<string>();
+    for (let round = 0; ; round++) {
+      const working = this.working!;
+      const visit = dirsToVisit(working.keys(), Object.keys(target.dirs), (rel) => working.get(rel)?.hash !== target.dirs[rel]);
+      for (const rel of working.keys()) if (!(rel in target.dirs)) visit.add(rel);
+      const todo = [...visit].filter((r) => !verified.has(r) && working.has(r));
+      if (todo.length === 0) break;
+      if (round >= 4 || verified.size + todo.length > MAX_VERIFIED_DIRS) {
+        await this.scan(); // Much moved: one full look is cheaper.
+        break;
+      }
+      for (const rel of todo) {
+        verified.add(rel);
+        await this.relistDir(rel);
+      }
+    }
+    const id = await this.commit(head?.id, "before-restore");
+    if (head && id !== head.id) await this.saveHead({ ...head, id });
+    return id;
   }
 
   /** The files of a snapshot: relative path → entry (directories as `dirs`). */
@@ -829,6 +862,59 @@ export class SnapshotStore {
     const known = new Map<string, string>();
     for (const [k, d] of working) if (d.sig !== undefined && d.hash !== undefined && isUnder(k, rel)) known.set(k, d.sig);
     const listing = start ? await listTree(start.path, rel, [...this.ignore], { followStart: start.root, known }) : { dirs: [], tooDeep: [] };
+    const seen = await this.recordListing(listing);
+    for (const key of [...working.keys()]) if (isUnder(key, rel) && !seen.has(key)) working.delete(key);
+    if (!working.has("")) working.set("", new WorkingDir());
+  }
+
+  /**
+   * Looks at directory `rel` itself again, not below it (a subdirectory that appeared is scanned,
+   * one that went is dropped). True when what the working set records there moved.
+   */
+  private async relistDir(rel: string): Promise<boolean> {
+    const working = this.working!;
+    const before = working.get(rel);
+    const name = rel.slice(rel.lastIndexOf("/") + 1);
+    const parent = rel === "" ? undefined : await this.openRel(parentOf(rel));
+    if (rel !== "" && !parent) {
+      await this.updatePath(path.join(this.dir, ...rel.split("/")));
+      return true;
+    }
+    let listing: Awaited<ReturnType<typeof listTree>>;
+    try {
+      const start = parent ? (parent.at(name) as string) : this.dir;
+      listing = await listTree(start, rel, [...this.ignore], { followStart: !parent, maxDepth: 0 });
+    } finally {
+      await parent?.close();
+    }
+    if (listing.dirs.length === 0) {
+      await this.updatePath(path.join(this.dir, ...rel.split("/")));
+      return true;
+    }
+    for (const k of [...this.skipped.keys()]) if (parentOf(k) === rel && k !== rel) this.skipped.delete(k);
+    await this.recordListing(listing);
+    let moved = working.get(rel) !== before;
+    const listed = new Set(listing.dirs[0]!.entries?.filter((e) => e.kind === "directory" && e.name !== undefined).map((e) => childOf(rel, e.name!)));
+    for (const sub of listed) {
+      if (working.has(sub) || this.policy.excludePath(sub)) continue;
+      await this.updatePath(path.join(this.dir, ...sub.split("/")));
+      moved = true;
+    }
+    for (const key of [...working.keys()]) {
+      if (key === "" || parentOf(key) !== rel || listed.has(key)) continue;
+      this.dropDir(key);
+      moved = true;
+    }
+    return moved;
+  }
+
+  /**
+   * Brings the working set in line with a listing: directories listed as the caller knew them
+   * stay; the others get their entries from the stat cache, reading only files that moved.
+   * Returns the directories listed.
+   */
+  private async recordListing(listing: Awaited<ReturnType<typeof listTree>>): Promise<Set<string>> {
+    const working = this.working!;
     for (const r of listing.tooDeep) this.skip(r, "too-deep");
     const seen = new Set<string>();
     const toRead: { rel: string; files: Map<string, SnapshotFile>; pending: ListedEntry[]; sig: string | undefined }[] = [];
@@ -903,8 +989,7 @@ export class SnapshotStore {
       next.sig = t.sig;
       working.set(t.rel, next);
     }
-    for (const key of [...working.keys()]) if (isUnder(key, rel) && !seen.has(key)) working.delete(key);
-    if (!working.has("")) working.set("", new WorkingDir());
+    return seen;
   }
 
   /**
