@@ -17,6 +17,7 @@ import { fakeModel } from "@langchain/core/testing";
 import { MemorySaver, type StateSnapshot } from "@langchain/langgraph";
 import { createAgent } from "langchain";
 import { isCredentialPath } from "../src/guards/credentials.js";
+import { MAX_LIST_DEPTH } from "../src/fileops/listWorker.js";
 import { SNAPSHOT_DIR_NAME, SnapshotStore } from "../src/snapshots/index.js";
 import { createWorkbench, type Workbench } from "../src/workbench.js";
 import { sandboxUnavailable } from "./helpers/sandbox.js";
@@ -242,6 +243,25 @@ describe("snapshot store on a hostile workspace", () => {
     } finally {
       swapper.kill("SIGKILL");
     }
+  });
+
+  test("a directory chain deeper than the listing walks is listed as skipped, never followed to the end", async () => {
+    const base = path.join(tmp, "deep");
+    const dir = path.join(base, "ws");
+    let leaf = dir;
+    for (let i = 0; i < MAX_LIST_DEPTH + 8; i++) leaf = path.join(leaf, "d");
+    await mkdir(leaf, { recursive: true });
+    await writeFile(path.join(leaf, "bottom.txt"), "deep\n");
+    await writeFile(path.join(dir, "top.txt"), "top\n");
+    const store = new SnapshotStore(dir, path.join(base, "store"), { ignoreNames: [], excludePath: () => false }, { maxSnapshots: 100, maxAgeMs: 1e12, maxBytes: 1e12 });
+    const id = await store.snapshot();
+    const [info] = await store.list();
+    assert.deepEqual(
+      (info?.skipped ?? []).map((x) => [x.path.split("/").length, x.reason]),
+      [[MAX_LIST_DEPTH + 1, "too-deep"]],
+      "the first directory past the limit is listed as skipped",
+    );
+    assert.ok((await store.manifest(id)).files.has("top.txt"));
   });
 
   test("caps: files over maxFileBytes and past maxSnapshotBytes are skipped, listed and never overwritten", async () => {

@@ -106,20 +106,22 @@ const WORKER_SOURCE = `
       }
       for (const [i, raw] of raws) h.update(raw).update(String(i));
       const sig = h.digest("base64");
-      dirs.push(known.get(rel) === sig ? { rel, sig } : { rel, sig, names, nums, raws });
+      dirs.push(known.get(rel) === sig ? { rel, sig, subdirs } : { rel, sig, subdirs, names, nums, raws });
       for (const name of subdirs) {
         const childRel = rel === "" ? name : rel + "/" + name;
-        if (depth >= msg.maxDepth) { if (msg.maxDepth === ${MAX_LIST_DEPTH}) tooDeep.push(childRel); continue; }
+        if (depth >= msg.maxDepth) { if (msg.reportDeep) tooDeep.push(childRel); continue; }
         let child;
         try { child = fs.openSync(via + "/" + name, DIR); } catch { continue; }
         try { walk(child, real + "/" + name, childRel, depth + 1); } finally { fs.closeSync(child); }
       }
     };
     try {
-      let fd;
-      try { fd = fs.openSync(msg.dir, msg.follow ? C.O_RDONLY | (C.O_DIRECTORY || 0) : DIR); } catch { fd = undefined; }
-      if (fd !== undefined) {
-        try { walk(fd, msg.dir, msg.rel, 0); } finally { fs.closeSync(fd); }
+      for (const start of msg.starts) {
+        let fd;
+        try { fd = fs.openSync(start.dir, msg.follow ? C.O_RDONLY | (C.O_DIRECTORY || 0) : DIR); } catch { fd = undefined; }
+        if (fd !== undefined) {
+          try { walk(fd, start.dir, start.rel, 0); } finally { fs.closeSync(fd); }
+        }
       }
       parentPort.postMessage({ id: msg.id, dirs, tooDeep }, dirs.filter((d) => d.nums).map((d) => d.nums.buffer));
     } catch (err) {
@@ -132,7 +134,7 @@ const WORKER_SOURCE = `
 interface Reply {
   id: number;
   error?: string;
-  dirs?: { rel: string; sig: string; names?: string[]; nums?: Float64Array; raws?: [number, Uint8Array][] }[];
+  dirs?: { rel: string; sig: string; subdirs: string[]; names?: string[]; nums?: Float64Array; raws?: [number, Uint8Array][] }[];
   tooDeep?: string[];
 }
 
@@ -141,13 +143,13 @@ class ListWorker {
   private nextId = 0;
   private readonly pending = new Map<number, { resolve(r: Reply): void; reject(e: Error): void }>();
 
-  list(dir: string, rel: string, ignoreNames: readonly string[], follow: boolean, known: [string, string][], maxDepth: number): Promise<Reply> {
+  list(starts: { dir: string; rel: string }[], ignoreNames: readonly string[], follow: boolean, known: [string, string][], maxDepth: number, reportDeep: boolean): Promise<Reply> {
     const worker = (this.worker ??= this.start());
     const id = this.nextId++;
     return new Promise<Reply>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       worker.ref();
-      worker.postMessage({ id, dir, rel, ignoreNames: [...ignoreNames], maxDepth, follow, known });
+      worker.postMessage({ id, starts, ignoreNames: [...ignoreNames], maxDepth, follow, known, reportDeep });
     }).finally(() => {
       if (this.pending.size === 0) this.worker?.unref();
     });
@@ -174,7 +176,9 @@ class ListWorker {
   }
 }
 
-let shared: ListWorker | undefined;
+/** Two workers (the machines this targets have two cores or more): a whole-workspace listing is split between them. */
+const pool: ListWorker[] = [];
+const workerAt = (i: number) => (pool[i] ??= new ListWorker());
 
 /**
  * Lists the tree under the directory `start` (named `rel` in the reply; "" for a workspace root):
@@ -193,10 +197,28 @@ export async function listTree(
   options: { followStart?: boolean; known?: ReadonlyMap<string, string>; maxDepth?: number } = {},
 ): Promise<TreeListing> {
   const depth = Math.min(options.maxDepth ?? MAX_LIST_DEPTH, MAX_LIST_DEPTH);
-  const reply = await (shared ??= new ListWorker()).list(start, rel, ignoreNames, options.followStart ?? false, [...(options.known ?? [])], depth);
-  if (reply.error !== undefined) throw new Error(`listing ${rel || "the workspace"} failed: ${reply.error}`);
+  const known = [...(options.known ?? [])];
+  const follow = options.followStart ?? false;
+  const checked = (reply: Reply) => {
+    if (reply.error !== undefined) throw new Error(`listing ${rel || "the workspace"} failed: ${reply.error}`);
+    return reply;
+  };
+  let replies: Reply[];
+  const deep = depth === MAX_LIST_DEPTH;
+  if (!follow || depth === 0) replies = [checked(await workerAt(0).list([{ dir: start, rel }], ignoreNames, follow, known, depth, deep))];
+  else {
+    // A workspace root: itself first, then its subdirectories' trees shared out between the two
+    // workers (each subdirectory opened O_NOFOLLOW under the root the caller trusts).
+    const top = checked(await workerAt(0).list([{ dir: start, rel }], ignoreNames, true, known, 0, false));
+    const halves: { dir: string; rel: string }[][] = [[], []];
+    (top.dirs?.[0]?.subdirs ?? []).forEach((name, i) => halves[i % 2]!.push({ dir: `${start}/${name}`, rel: rel === "" ? name : `${rel}/${name}` }));
+    const rest = await Promise.all(halves.map((h, i) => (h.length > 0 ? workerAt(i).list(h, ignoreNames, false, known, depth - 1, deep) : Promise.resolve({ id: -1, dirs: [] } as Reply))));
+    replies = [top, ...rest.map(checked)];
+  }
   const dirs: ListedDir[] = [];
-  for (const d of reply.dirs ?? []) {
+  const tooDeep: string[] = [];
+  for (const reply of replies) for (const r of reply.tooDeep ?? []) tooDeep.push(r);
+  for (const d of replies.flatMap((r) => r.dirs ?? [])) {
     if (!d.names || !d.nums) {
       dirs.push({ rel: d.rel, sig: d.sig, entries: undefined });
       continue;
@@ -222,5 +244,5 @@ export async function listTree(
     }
     dirs.push({ rel: d.rel, sig: d.sig, entries });
   }
-  return { dirs, tooDeep: reply.tooDeep ?? [] };
+  return { dirs, tooDeep };
 }
