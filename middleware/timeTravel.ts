@@ -69,8 +69,12 @@ export function runAddressesCheckpoint(configurable: Record<string, unknown> | u
   return configurable?.["__pregel_replay_state"] != null;
 }
 
-/** How long a full look at the files waits for the thread's watcher to become live. */
-const TRACKER_READY_WAIT_MS = 3_000;
+/**
+ * How long a full look at the files waits for the thread's watcher to become live: a background
+ * baseline can wait; a run start waits briefly (a watcher on 100k files needs ~0.4 s to be ready),
+ * and without a live watcher takes its look without a mark, so the next run looks in full again.
+ */
+const TRACKER_READY_WAIT_MS = { background: 3_000, run: 150 } as const;
 
 /** More paths listed by the tracker than this: a stat pass instead. */
 const MAX_DRIFT_PATHS = 2_000;
@@ -292,7 +296,7 @@ export class TimeTravel {
   private async recordFiles(store: SnapshotStore, t: TimeTravelThread, what: "all" | { paths: string[] }, reason: "scan" | "baseline" = "scan"): Promise<string> {
     // A full look is worth a mark only with a watcher already live (its ready time is a fraction
     // of a full pass: 0.4 s at 100k files); else the next run would pay the full pass again.
-    if (what === "all") await Promise.all([this.awaitLive(t), store.warm()]);
+    if (what === "all") await Promise.all([this.awaitLive(t, TRACKER_READY_WAIT_MS[reason === "baseline" ? "background" : "run"]), store.warm()]);
     const cursor = this.cursorOf(t);
     const id = await store.snapshot({ reason, assign: true, ...(what === "all" ? {} : { paths: what.paths, statCache: true }) });
     this.setMark(t, cursor);
@@ -300,12 +304,12 @@ export class TimeTravel {
   }
 
   /** Waits (bounded) for the thread's tracker to deliver events. */
-  private async awaitLive(t: TimeTravelThread): Promise<void> {
+  private async awaitLive(t: TimeTravelThread, ms: number): Promise<void> {
     const tracker = t.tracker ?? this.hooks.tracker?.(t.ws);
     if (!tracker || tracker.live || this.trackerBlind) return;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, TRACKER_READY_WAIT_MS);
+      timer = setTimeout(resolve, ms);
       timer.unref?.();
     });
     await Promise.race([tracker.start().catch(() => undefined), timeout]);

@@ -6,7 +6,7 @@
 // cannot start skips with the reason; under CI (`CI=true`) that is a failure.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { lstat, mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import { brotliDecompressSync } from "node:zlib";
 import path from "node:path";
@@ -17,9 +17,11 @@ import { fakeModel } from "@langchain/core/testing";
 import { MemorySaver, type StateSnapshot } from "@langchain/langgraph";
 import { createAgent } from "langchain";
 import { isCredentialPath } from "../src/guards/credentials.js";
+import { DockerSandbox } from "../src/fileops/dockerSandbox.js";
 import { MAX_LIST_DEPTH } from "../src/fileops/listWorker.js";
 import { SNAPSHOT_DIR_NAME, SnapshotStore } from "../src/snapshots/index.js";
-import { createWorkbench, type Workbench } from "../src/workbench.js";
+import { createWorkbench, type Workbench, type WorkbenchOptions } from "../src/workbench.js";
+import { DOCKER, dockerUnavailable } from "./helpers/docker.js";
 import { sandboxUnavailable } from "./helpers/sandbox.js";
 
 const skip = await sandboxUnavailable();
@@ -48,11 +50,13 @@ class Thread {
   constructor(
     readonly root: string,
     readonly id: string,
+    /** Where commands run: the bubblewrap sandbox by default. */
+    options: { environment?: WorkbenchOptions["environment"] } = {},
   ) {
     this.wb = createWorkbench({
       rootDir: root,
       enableShell: true,
-      basicTools: { shell: { sandbox: "required" } },
+      ...(options.environment ? options : { basicTools: { shell: { sandbox: "required" as const } } }),
       webTools: false,
       fileManager: { onError: (e) => void this.errors.push(e) },
     });
@@ -204,6 +208,34 @@ describe("time travel on a hostile workspace (real bwrap)", { skip, timeout: 240
       assert.equal(mode, 0o755, `restored without the setuid/setgid bits (${mode.toString(8)})`);
     } finally {
       await t.close();
+    }
+  });
+});
+
+const dockerSkip = await dockerUnavailable();
+
+describe("time travel with DockerSandbox in bind mode (real Docker)", { skip: dockerSkip, timeout: 240_000 }, () => {
+  test("bind-mode threads are snapshotted; a link the container made to another thread's directory is never written through", async () => {
+    const root = await realpath(await mkdtemp(path.join(os.tmpdir(), "wb-tt-docker-")));
+    const sandbox = DockerSandbox({ image: process.env.WORKBENCH_TEST_DOCKER_IMAGE ?? "workbench-test:bookworm-1", rootDir: root, dockerPath: DOCKER, labels: { "workbench.test": "1" } });
+    const other = path.join(root, "bob");
+    await mkdir(other, { recursive: true });
+    await writeFile(path.join(other, "b.txt"), "bob's\n");
+    const t = new Thread(root, "alice", { environment: sandbox });
+    try {
+      // Inside the container the other thread's directory does not exist, but the link's text is resolved on the host.
+      await t.run(`ln -s ${other} h && echo one > a.txt`);
+      await t.run(`rm h && mkdir -p h && echo KEY=1 > h/.env && echo n > h/notes.txt && echo two > a.txt`);
+      assert.ok((await t.wb.snapshots(t.id)).length >= 2, "bind-mode threads are snapshotted");
+      await t.forkAfter(1);
+      assert.equal(await readFile(path.join(t.dir, "a.txt"), "utf8"), "one\n", "the fork restored the container's file");
+      assert.deepEqual((await readdir(other)).sort(), ["b.txt"], "nothing was written into the other thread's directory");
+      assert.ok((await lstat(path.join(t.dir, "h"))).isDirectory(), "`h` stays the directory holding an unrecorded .env");
+      assert.equal(await readFile(path.join(t.dir, "h", ".env"), "utf8"), "KEY=1\n");
+    } finally {
+      await t.close();
+      await sandbox.close();
+      await rm(root, { recursive: true, force: true });
     }
   });
 });
