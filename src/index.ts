@@ -13,7 +13,8 @@ export { createWebTools, type WebToolsOptions } from "../tools/web.js";
 
 // time travel: a checkpoint's workspace snapshot, and what `workbench.changes()` returns
 export { snapshotIdOf, type WorkspaceRestoreRequest } from "../middleware/timeTravel.js";
-export type { ChangeSet, FileChange, SnapshotInfo, TimeTravelOptions } from "./snapshots/index.js";
+export { isPendingSnapshotId } from "./snapshots/index.js";
+export type { ChangeSet, FileChange, RestoreResult, SkippedEntry, SnapshotInfo, TimeTravelOptions } from "./snapshots/index.js";
 
 // where files live and commands run
 export type { Environment, EnvironmentOption } from "./fileops/environment.js";
