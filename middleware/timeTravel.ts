@@ -275,9 +275,8 @@ export class TimeTravel {
     void done.then(() => this.dropDrained(threadId, entry, done));
   }
 
-  /** Runs `fn` after the baseline of `threadId` and every snapshot queued behind it. */
-  private afterBaseline<T>(threadId: string, fn: () => Promise<T>): Promise<T> {
-    const entry = this.baselines.get(threadId)!;
+  /** Runs `fn` after the baseline `entry` of `threadId` and every snapshot queued behind it. */
+  private afterBaseline<T>(entry: { chain: Promise<unknown> }, threadId: string, fn: () => Promise<T>): Promise<T> {
     const run = entry.chain.then(fn);
     const link = run.catch(() => undefined);
     entry.chain = link;
@@ -384,9 +383,12 @@ export class TimeTravel {
     try {
       if (early && paths && this.baselines.has(threadId)) {
         const after = await store.capture(paths);
-        if (after) {
+        // Still behind the baseline (the chain may have drained during the capture: then the
+        // store's queue, which reads the disk in order, takes this step's snapshot below).
+        const entry = this.baselines.get(threadId);
+        if (after && entry) {
           const alias = pendingSnapshotId();
-          void this.afterBaseline(threadId, () => store.commitCaptured(after, alias)).catch((error: unknown) => this.hooks.report(error, threadId));
+          void this.afterBaseline(entry, threadId, () => store.commitCaptured(after, alias)).catch((error: unknown) => this.hooks.report(error, threadId));
           this.noteStep(threadId, step, call);
           return withStateUpdate(result, { _workspaceSnapshot: this.ref(alias) });
         }

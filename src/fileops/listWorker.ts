@@ -9,7 +9,7 @@
  * raw); nothing is opened but directories (no FIFO, device or file is ever opened here). One worker
  * per process, started on first use, unreferenced while idle so it never keeps a process alive.
  */
-import { Worker } from "node:worker_threads";
+import { EvalWorker } from "./evalWorker.js";
 
 /** Entry kinds, as numbers in the worker's reply. */
 const KINDS = ["file", "symlink", "directory", "other"] as const;
@@ -138,47 +138,13 @@ interface Reply {
   tooDeep?: string[];
 }
 
-class ListWorker {
-  private worker: Worker | undefined;
-  private nextId = 0;
-  private readonly pending = new Map<number, { resolve(r: Reply): void; reject(e: Error): void }>();
-
-  list(starts: { dir: string; rel: string }[], ignoreNames: readonly string[], follow: boolean, known: [string, string][], maxDepth: number, reportDeep: boolean): Promise<Reply> {
-    const worker = (this.worker ??= this.start());
-    const id = this.nextId++;
-    return new Promise<Reply>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      worker.ref();
-      worker.postMessage({ id, starts, ignoreNames: [...ignoreNames], maxDepth, follow, known, reportDeep });
-    }).finally(() => {
-      if (this.pending.size === 0) this.worker?.unref();
-    });
-  }
-
-  private start(): Worker {
-    const worker = new Worker(WORKER_SOURCE, { eval: true });
-    worker.unref();
-    worker.on("message", (reply: Reply) => {
-      const p = this.pending.get(reply.id);
-      this.pending.delete(reply.id);
-      p?.resolve(reply);
-    });
-    const lost = (err: Error) => {
-      if (this.worker !== worker) return;
-      this.worker = undefined;
-      const pending = [...this.pending.values()];
-      this.pending.clear();
-      for (const p of pending) p.reject(err);
-    };
-    worker.on("error", lost);
-    worker.on("exit", (code) => lost(new Error(`the listing worker exited (${code})`)));
-    return worker;
-  }
-}
-
 /** Two workers (the machines this targets have two cores or more): a whole-workspace listing is split between them. */
-const pool: ListWorker[] = [];
-const workerAt = (i: number) => (pool[i] ??= new ListWorker());
+const pool: EvalWorker<Reply>[] = [];
+const workerAt = (i: number) => (pool[i] ??= new EvalWorker<Reply>(WORKER_SOURCE, "listing"));
+
+function list(worker: EvalWorker<Reply>, starts: { dir: string; rel: string }[], ignoreNames: readonly string[], follow: boolean, known: [string, string][], maxDepth: number, reportDeep: boolean) {
+  return worker.request({ starts, ignoreNames: [...ignoreNames], maxDepth, follow, known, reportDeep });
+}
 
 /**
  * Lists the tree under the directory `start` (named `rel` in the reply; "" for a workspace root):
@@ -205,14 +171,14 @@ export async function listTree(
   };
   let replies: Reply[];
   const deep = depth === MAX_LIST_DEPTH;
-  if (!follow || depth === 0) replies = [checked(await workerAt(0).list([{ dir: start, rel }], ignoreNames, follow, known, depth, deep))];
+  if (!follow || depth === 0) replies = [checked(await list(workerAt(0), [{ dir: start, rel }], ignoreNames, follow, known, depth, deep))];
   else {
     // A workspace root: itself first, then its subdirectories' trees shared out between the two
     // workers (each subdirectory opened O_NOFOLLOW under the root the caller trusts).
-    const top = checked(await workerAt(0).list([{ dir: start, rel }], ignoreNames, true, known, 0, false));
+    const top = checked(await list(workerAt(0), [{ dir: start, rel }], ignoreNames, true, known, 0, false));
     const halves: { dir: string; rel: string }[][] = [[], []];
     (top.dirs?.[0]?.subdirs ?? []).forEach((name, i) => halves[i % 2]!.push({ dir: `${start}/${name}`, rel: rel === "" ? name : `${rel}/${name}` }));
-    const rest = await Promise.all(halves.map((h, i) => (h.length > 0 ? workerAt(i).list(h, ignoreNames, false, known, depth - 1, deep) : Promise.resolve({ id: -1, dirs: [] } as Reply))));
+    const rest = await Promise.all(halves.map((h, i) => (h.length > 0 ? list(workerAt(i), h, ignoreNames, false, known, depth - 1, deep) : Promise.resolve({ id: -1, dirs: [] } as Reply))));
     replies = [top, ...rest.map(checked)];
   }
   const dirs: ListedDir[] = [];

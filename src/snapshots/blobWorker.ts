@@ -13,7 +13,7 @@
  * `blobs/`, each written to a temporary name and renamed. One worker per process, unreferenced
  * while idle.
  */
-import { Worker } from "node:worker_threads";
+import { EvalWorker } from "../fileops/evalWorker.js";
 
 /**
  * The worker's heap is capped: it holds one batch at a time, and a small old generation makes V8
@@ -131,58 +131,20 @@ interface Reply {
   hashes?: string[];
 }
 
-class BlobWorker {
-  private worker: Worker | undefined;
-  private nextId = 0;
-  private readonly pending = new Map<number, { resolve(r: Reply): void; reject(e: Error): void }>();
+let shared: EvalWorker<Reply> | undefined;
 
-  request(message: Record<string, unknown>, transfer: ArrayBuffer[] = []): Promise<Reply> {
-    const worker = (this.worker ??= this.start());
-    const id = this.nextId++;
-    return new Promise<Reply>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      worker.ref();
-      worker.postMessage({ ...message, id }, transfer);
-    })
-      .finally(() => {
-        if (this.pending.size === 0) this.worker?.unref();
-      })
-      .then((reply) => {
-        if (reply.error !== undefined) throw new Error(`storing blobs failed: ${reply.error}`);
-        return reply;
-      });
-  }
-
-  private start(): Worker {
-    const worker = new Worker(WORKER_SOURCE, { eval: true, resourceLimits: WORKER_LIMITS });
-    worker.unref();
-    worker.on("message", (reply: Reply) => {
-      const p = this.pending.get(reply.id);
-      this.pending.delete(reply.id);
-      p?.resolve(reply);
-    });
-    const lost = (err: Error) => {
-      if (this.worker !== worker) return;
-      this.worker = undefined;
-      const pending = [...this.pending.values()];
-      this.pending.clear();
-      for (const p of pending) p.reject(err);
-    };
-    worker.on("error", lost);
-    worker.on("exit", (code) => lost(new Error(`the blob worker exited (${code})`)));
-    return worker;
-  }
+async function request(message: Record<string, unknown>): Promise<Reply> {
+  const reply = await (shared ??= new EvalWorker<Reply>(WORKER_SOURCE, "blob", WORKER_LIMITS)).request(message);
+  if (reply.error !== undefined) throw new Error(`storing blobs failed: ${reply.error}`);
+  return reply;
 }
-
-let shared: BlobWorker | undefined;
-const worker = () => (shared ??= new BlobWorker());
 
 /** Reads the listed files of the workspace `root` by descriptor and stores them; one result per file. */
 export async function readFilesIntoStore(root: string, dirs: { rel: string; files: FileToRead[] }[], layout: BlobLayout): Promise<ReadResult[][]> {
-  return (await worker().request({ op: "readFiles", root, dirs, ...layout })).results ?? [];
+  return (await request({ op: "readFiles", root, dirs, ...layout })).results ?? [];
 }
 
 /** Stores `buffers` as blobs; returns their hashes. */
 export async function storeBuffers(buffers: Buffer[], layout: BlobLayout): Promise<string[]> {
-  return (await worker().request({ op: "storeBuffers", buffers, ...layout })).hashes ?? [];
+  return (await request({ op: "storeBuffers", buffers, ...layout })).hashes ?? [];
 }

@@ -22,6 +22,7 @@ import { promisify } from "node:util";
 import { brotliDecompress, constants as zlibConstants, createBrotliCompress, createBrotliDecompress, type BrotliOptions } from "node:zlib";
 import pLimit from "p-limit";
 import { DirHandle, EntryChangedError } from "../fileops/dirHandle.js";
+import { isAtomicTempName } from "../fileops/tempFiles.js";
 import { listTree, type ListedEntry } from "../fileops/listWorker.js";
 import { readFilesIntoStore, storeBuffers, type BlobLayout } from "./blobWorker.js";
 import { applyInPlace, dirsToVisit, sameContent, type TreeMap } from "./applyInPlace.js";
@@ -276,15 +277,7 @@ export class SnapshotNotFoundError extends Error {
 }
 
 /** What a snapshot needs to know of a file or link before reading it (from a listing or an `lstat`). */
-interface EntryStat {
-  kind: "file" | "symlink" | "directory" | "other";
-  size: number;
-  mtimeMs: number;
-  mode: number;
-  ino: number;
-  dev: number;
-  blocks: number;
-}
+type EntryStat = Omit<ListedEntry, "name" | "raw">;
 
 function entryStat(st: Stats): EntryStat {
   const kind = st.isFile() ? "file" : st.isSymbolicLink() ? "symlink" : st.isDirectory() ? "directory" : "other";
@@ -426,7 +419,7 @@ export class SnapshotStore {
       if (relNative.startsWith("..") || path.isAbsolute(relNative)) continue;
       const rel = relNative.split(path.sep).join("/");
       if (rel === "") return undefined;
-      if (this.excludedName(rel) || this.policy.excludePath(rel)) continue;
+      if (this.leftOut(rel)) continue;
       const segs = rel.split("/");
       const root = await DirHandle.open(this.dir).catch(() => undefined);
       if (!root) return undefined;
@@ -738,6 +731,11 @@ export class SnapshotStore {
     if (rel === "") this.working!.set("", new WorkingDir());
   }
 
+  /** Entries never recorded: ignored names anywhere on the path, excluded paths, atomic-write temp files. */
+  private leftOut(rel: string): boolean {
+    return this.excludedName(rel) || this.policy.excludePath(rel) || isAtomicTempName(rel.slice(rel.lastIndexOf("/") + 1));
+  }
+
   private excludedName(rel: string): boolean {
     for (const seg of rel.split("/")) if (this.ignore.has(seg)) return true;
     return false;
@@ -774,7 +772,7 @@ export class SnapshotStore {
     if (relNative.startsWith("..") || path.isAbsolute(relNative)) return;
     const rel = relNative.split(path.sep).join("/");
     if (rel === "") return this.scan();
-    if (this.excludedName(rel) || this.policy.excludePath(rel)) return;
+    if (this.leftOut(rel)) return;
     const segs = rel.split("/");
     const root = await DirHandle.open(this.dir).catch(() => undefined);
     if (!root) return this.scan();
@@ -932,7 +930,8 @@ export class SnapshotStore {
           continue;
         }
         const childRel = childOf(d.rel, e.name);
-        if (e.kind === "directory" || this.policy.excludePath(childRel)) continue;
+        // Temp files of atomic writes under way (a tool writing while the baseline runs) are not the workspace's.
+        if (e.kind === "directory" || this.policy.excludePath(childRel) || isAtomicTempName(e.name)) continue;
         if (e.kind === "other") {
           this.skip(childRel, "not-regular");
           continue;
