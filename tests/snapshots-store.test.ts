@@ -452,6 +452,10 @@ describe("crash safety of restores", () => {
       const s = await setup();
       const outcome = await runChild(s.dir, s.storeDir, s.oldId, mode);
       assert.match(outcome, /SIGKILL/, `the child was killed (${outcome})`);
+      if (mode === "mid-apply") {
+        const partial = JSON.stringify(await contents(s.dir));
+        assert.ok(partial !== JSON.stringify(s.oldFiles) && partial !== JSON.stringify(s.newFiles), "killed part-way: neither the old nor the new workspace yet");
+      }
       const store = new SnapshotStore(s.dir, s.storeDir, policy, lots);
       const head = await store.headId(); // any use recovers
       assert.equal(head, s.oldId, "the interrupted restore is finished");

@@ -155,12 +155,14 @@ function list(worker: EvalWorker<Reply>, starts: { dir: string; rel: string }[],
  * nothing. `known`: directory → the `sig` the caller last saw; such directories come back
  * without entries when their listing is the same. `maxDepth`: levels below the start to descend
  * (0: the start alone; default and most {@link MAX_LIST_DEPTH}, past which `tooDeep` names them).
+ * `split`: a large workspace root's subtrees are shared out between two workers (for a small one
+ * the extra round trips cost more than they save).
  */
 export async function listTree(
   start: string,
   rel: string,
   ignoreNames: readonly string[],
-  options: { followStart?: boolean; known?: ReadonlyMap<string, string>; maxDepth?: number } = {},
+  options: { followStart?: boolean; known?: ReadonlyMap<string, string>; maxDepth?: number; split?: boolean } = {},
 ): Promise<TreeListing> {
   const depth = Math.min(options.maxDepth ?? MAX_LIST_DEPTH, MAX_LIST_DEPTH);
   const known = [...(options.known ?? [])];
@@ -171,7 +173,7 @@ export async function listTree(
   };
   let replies: Reply[];
   const deep = depth === MAX_LIST_DEPTH;
-  if (!follow || depth === 0) replies = [checked(await list(workerAt(0), [{ dir: start, rel }], ignoreNames, follow, known, depth, deep))];
+  if (!follow || depth === 0 || !options.split) replies = [checked(await list(workerAt(0), [{ dir: start, rel }], ignoreNames, follow, known, depth, deep))];
   else {
     // A workspace root: itself first, then its subdirectories' trees shared out between the two
     // workers (each subdirectory opened O_NOFOLLOW under the root the caller trusts).

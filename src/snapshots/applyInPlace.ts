@@ -52,6 +52,11 @@ export interface EntryWriter {
    * a recorded entry and may be replaced; otherwise the name must be free (fails with `EEXIST`).
    */
   put(dir: DirHandle, name: string, entry: AppliedEntry, replace: boolean): Promise<void>;
+  /**
+   * The same for many entries of one directory (`rel`) at once: per entry `"ok"`, or `"kept"`
+   * when an unrecorded entry holds the name. Optional; without it, `put` one by one.
+   */
+  putAll?(dir: DirHandle, rel: string, items: { name: string; entry: AppliedEntry; replace: boolean }[]): Promise<("ok" | "kept")[]>;
 }
 
 export interface ApplyResult {
@@ -169,15 +174,21 @@ export async function applyInPlace(root: DirHandle, current: TreeMap, target: Tr
         await child.close();
       }
     }
-    // 4. Files and links that differ.
+    // 4. Files and links that differ (in one batch where the writer takes batches).
+    const changed = [...want].filter(([n, entry]) => !sameContent(have.get(n), entry));
+    for (const [n] of changed) if (blocked.has(n)) kept.push(childOf(rel, n));
+    const todo = changed.filter(([n]) => !blocked.has(n));
+    if (writer.putAll && todo.length > 0) {
+      const items = todo.map(([name, entry]) => ({ name, entry, replace: have.has(name) }));
+      const results = await writer.putAll(dir, rel, items);
+      items.forEach((item, i) => {
+        if (results[i] === "kept") kept.push(childOf(rel, item.name));
+      });
+      return;
+    }
     await Promise.all(
-      [...want].map(([n, entry]) =>
+      todo.map(([n, entry]) =>
         limit(async () => {
-          if (sameContent(have.get(n), entry)) return;
-          if (blocked.has(n)) {
-            kept.push(childOf(rel, n));
-            return;
-          }
           try {
             await writer.put(dir, n, entry, have.has(n));
           } catch (err) {

@@ -82,8 +82,32 @@ const WORKER_SOURCE = `
     } catch { return "unreadable"; }
     finally { fs.closeSync(fd); }
   };
+  // A restore's entry: the blob's raw bytes to a temporary file in the store, modes and mtime set,
+  // then renamed over a recorded entry (never following a link there) or linked to a free name.
+  const putOne = (msg, via, item) => {
+    const at = (base) => path.join(base, item.h.slice(0, 2), item.h.slice(2));
+    let data;
+    try { data = zlib.brotliDecompressSync(fs.readFileSync(at(msg.zblobs))); }
+    catch (e) { if (!e || e.code !== "ENOENT") throw e; data = fs.readFileSync(at(msg.blobs)); }
+    const tmp = path.join(msg.storeDir, "restore-tmp-" + randomBytes(6).toString("hex"));
+    try {
+      fs.writeFileSync(tmp, data, { mode: 0o600, flag: "wx" });
+      fs.chmodSync(tmp, item.m & 0o777);
+      fs.utimesSync(tmp, item.t / 1000, item.t / 1000);
+      if (item.replace) fs.renameSync(tmp, via + "/" + item.name);
+      else fs.linkSync(tmp, via + "/" + item.name);
+      return "ok";
+    } catch (e) {
+      if (e && (e.code === "EISDIR" || e.code === "ENOTEMPTY" || e.code === "EEXIST")) return "kept";
+      throw e;
+    } finally { try { fs.unlinkSync(tmp); } catch {} }
+  };
   parentPort.on("message", (msg) => {
     try {
+      if (msg.op === "putEntries") {
+        parentPort.postMessage({ id: msg.id, results: [msg.items.map((item) => putOne(msg, msg.via, item))] });
+        return;
+      }
       if (msg.op === "storeBuffers") {
         parentPort.postMessage({ id: msg.id, hashes: msg.buffers.map((b) => store(msg, Buffer.from(b.buffer, b.byteOffset, b.byteLength))) });
         return;
@@ -127,7 +151,7 @@ export type ReadResult = [string, number, number] | "changed-while-read" | "unre
 interface Reply {
   id: number;
   error?: string;
-  results?: ReadResult[][];
+  results?: (ReadResult | "ok" | "kept")[][];
   hashes?: string[];
 }
 
@@ -141,7 +165,24 @@ async function request(message: Record<string, unknown>): Promise<Reply> {
 
 /** Reads the listed files of the workspace `root` by descriptor and stores them; one result per file. */
 export async function readFilesIntoStore(root: string, dirs: { rel: string; files: FileToRead[] }[], layout: BlobLayout): Promise<ReadResult[][]> {
-  return (await request({ op: "readFiles", root, dirs, ...layout })).results ?? [];
+  return ((await request({ op: "readFiles", root, dirs, ...layout })).results ?? []) as ReadResult[][];
+}
+
+/** An entry a restore writes: a regular file's blob, modes and mtime, and whether a recorded entry is replaced. */
+export interface EntryToPut {
+  name: string;
+  h: string;
+  m: number;
+  t: number;
+  replace: boolean;
+}
+
+/**
+ * Writes restored files into the directory `via` (a descriptor path the caller holds open) from
+ * the store; per entry `"ok"`, or `"kept"` when an unrecorded entry holds the name.
+ */
+export async function putEntries(via: string, items: EntryToPut[], layout: BlobLayout & { storeDir: string }): Promise<("ok" | "kept")[]> {
+  return ((await request({ op: "putEntries", via, items, ...layout })).results?.[0] ?? []) as ("ok" | "kept")[];
 }
 
 /** Stores `buffers` as blobs; returns their hashes. */

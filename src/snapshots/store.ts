@@ -24,7 +24,7 @@ import pLimit from "p-limit";
 import { DirHandle, EntryChangedError } from "../fileops/dirHandle.js";
 import { isAtomicTempName } from "../fileops/tempFiles.js";
 import { listTree, type ListedEntry } from "../fileops/listWorker.js";
-import { readFilesIntoStore, storeBuffers, type BlobLayout } from "./blobWorker.js";
+import { putEntries, readFilesIntoStore, storeBuffers, type BlobLayout } from "./blobWorker.js";
 import { applyInPlace, dirsToVisit, sameContent, type TreeMap } from "./applyInPlace.js";
 
 /** One file in a directory tree: content hash, size, mode bits, mtime (ms), symlink flag. */
@@ -207,6 +207,8 @@ function parseTree(text: string): Map<string, SnapshotFile> {
 }
 
 const STREAM_ABOVE = 4 * 1024 * 1024;
+/** Workspaces with more recorded files than this are listed by two workers at once. */
+const SPLIT_LISTING_ABOVE = 5_000;
 /** A restore lists at most this many directories one by one before it takes one full look instead. */
 const MAX_VERIFIED_DIRS = 200;
 /**
@@ -859,7 +861,10 @@ export class SnapshotStore {
     for (const k of [...this.skipped.keys()]) if (isUnder(k, rel) && k !== rel) this.skipped.delete(k);
     const known = new Map<string, string>();
     for (const [k, d] of working) if (d.sig !== undefined && d.hash !== undefined && isUnder(k, rel)) known.set(k, d.sig);
-    const listing = start ? await listTree(start.path, rel, [...this.ignore], { followStart: start.root, known }) : { dirs: [], tooDeep: [] };
+    let files = 0;
+    for (const d of working.values()) files += d.size;
+    const split = start?.root === true && (files > SPLIT_LISTING_ABOVE || working.size === 0);
+    const listing = start ? await listTree(start.path, rel, [...this.ignore], { followStart: start.root, known, split }) : { dirs: [], tooDeep: [] };
     const seen = await this.recordListing(listing);
     for (const key of [...working.keys()]) if (isUnder(key, rel) && !seen.has(key)) working.delete(key);
     if (!working.has("")) working.set("", new WorkingDir());
@@ -1367,7 +1372,10 @@ export class SnapshotStore {
     const root = await DirHandle.open(this.dir);
     let result: Awaited<ReturnType<typeof applyInPlace>>;
     try {
-      result = await applyInPlace(root, current, wanted, visit, { put: (dir, name, entry, replace) => this.putEntry(dir, name, entry, replace) });
+      result = await applyInPlace(root, current, wanted, visit, {
+        put: (dir, name, entry, replace) => this.putEntry(dir, name, entry, replace),
+        putAll: (dir, _rel, items) => this.putEntries(dir, items),
+      });
     } catch (error) {
       // Left half-way (a permission error, the disk full): the working set follows the disk again.
       await root.close();
@@ -1398,6 +1406,43 @@ export class SnapshotStore {
     await this.saveHead({ ...head, id });
     await rm(this.journalPath, { force: true });
     return result.kept;
+  }
+
+  /**
+   * Writes entries of one directory of a restore: small regular files in one batch through the
+   * blob worker (synchronous writes off the event loop), links and large files one by one.
+   */
+  private async putEntries(dir: DirHandle, items: { name: string; entry: SnapshotFile; replace: boolean }[]): Promise<("ok" | "kept")[]> {
+    const results: ("ok" | "kept")[] = new Array(items.length).fill("ok");
+    const batch: number[] = [];
+    items.forEach((item, i) => {
+      if (!item.entry.l && item.entry.s <= STREAM_ABOVE) batch.push(i);
+    });
+    if (batch.length > 0) {
+      const put = await putEntries(
+        dir.via,
+        batch.map((i) => ({ name: items[i]!.name, h: items[i]!.entry.h, m: items[i]!.entry.m, t: items[i]!.entry.t, replace: items[i]!.replace })),
+        { ...this.layout, storeDir: this.storeDir },
+      );
+      batch.forEach((i, j) => (results[i] = put[j] ?? "ok"));
+    }
+    const single = new Set(batch);
+    await Promise.all(
+      items.map((item, i) =>
+        single.has(i)
+          ? undefined
+          : this.io(async () => {
+              try {
+                await this.putEntry(dir, item.name, item.entry, item.replace);
+              } catch (err) {
+                const code = (err as NodeJS.ErrnoException).code;
+                if (code === "EISDIR" || code === "ENOTEMPTY" || code === "EEXIST") results[i] = "kept";
+                else throw err;
+              }
+            }),
+      ),
+    );
+    return results;
   }
 
   /** Writes one entry of a restore from the store: a temporary copy, then rename (or link) in place. */
