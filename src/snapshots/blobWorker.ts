@@ -34,6 +34,9 @@ const WORKER_SOURCE = `
   const FILE = C.O_RDONLY | (C.O_NOFOLLOW || 0) | (C.O_NONBLOCK || 0) | (C.O_NOCTTY || 0);
   const viaFd = process.platform === "linux";
   const made = new Set();
+  // Temporary names unique in this process (O_EXCL / "wx" guard against anyone else).
+  const tmpPrefix = randomBytes(4).toString("hex") + "-";
+  let tmpSeq = 0;
   const store = (msg, data) => {
     const h = createHash("sha256").update(data).digest("hex");
     const at = (base) => path.join(base, h.slice(0, 2), h.slice(2));
@@ -47,7 +50,7 @@ const WORKER_SOURCE = `
     const p = at(base);
     const dir = path.dirname(p);
     if (!made.has(dir)) { fs.mkdirSync(dir, { recursive: true }); made.add(dir); }
-    const tmp = p + ".tmp-" + randomBytes(6).toString("hex");
+    const tmp = p + ".tmp-" + tmpPrefix + (++tmpSeq).toString(16);
     fs.writeFileSync(tmp, body, { mode: 0o600, flag: "wx" });
     fs.renameSync(tmp, p);
     return h;
@@ -89,18 +92,27 @@ const WORKER_SOURCE = `
     let data;
     try { data = zlib.brotliDecompressSync(fs.readFileSync(at(msg.zblobs))); }
     catch (e) { if (!e || e.code !== "ENOENT") throw e; data = fs.readFileSync(at(msg.blobs)); }
-    const tmp = path.join(msg.storeDir, "restore-tmp-" + randomBytes(6).toString("hex"));
+    // One descriptor for write, mode and mtime; a name unique in this process (O_EXCL guards the rest).
+    const tmp = path.join(msg.storeDir, "restore-tmp-" + tmpPrefix + (++tmpSeq).toString(16));
+    const fd = fs.openSync(tmp, C.O_WRONLY | C.O_CREAT | C.O_EXCL | (C.O_NOFOLLOW || 0), 0o600);
+    let placed = false;
+    let open = true;
     try {
-      fs.writeFileSync(tmp, data, { mode: 0o600, flag: "wx" });
-      fs.chmodSync(tmp, item.m & 0o777);
-      fs.utimesSync(tmp, item.t / 1000, item.t / 1000);
-      if (item.replace) fs.renameSync(tmp, via + "/" + item.name);
-      else fs.linkSync(tmp, via + "/" + item.name);
+      let off = 0;
+      while (off < data.length) off += fs.writeSync(fd, data, off, data.length - off);
+      fs.fchmodSync(fd, item.m & 0o777);
+      fs.futimesSync(fd, item.t / 1000, item.t / 1000);
+      open = false;
+      fs.closeSync(fd);
+      if (item.replace) { fs.renameSync(tmp, via + "/" + item.name); placed = true; }
+      else { fs.linkSync(tmp, via + "/" + item.name); }
       return "ok";
     } catch (e) {
+      // Only a descriptor still ours: a closed number may already belong to another thread.
+      if (open) { try { fs.closeSync(fd); } catch {} }
       if (e && (e.code === "EISDIR" || e.code === "ENOTEMPTY" || e.code === "EEXIST")) return "kept";
       throw e;
-    } finally { try { fs.unlinkSync(tmp); } catch {} }
+    } finally { if (!placed) { try { fs.unlinkSync(tmp); } catch {} } }
   };
   parentPort.on("message", (msg) => {
     try {

@@ -1515,7 +1515,7 @@ export class SnapshotStore {
       return;
     }
     await Promise.all(
-      names.filter((n) => /^(staging|trash|restore-tmp)-[0-9a-f]+$/.test(n)).map((n) => rm(path.join(this.storeDir, n), { recursive: true, force: true })),
+      names.filter((n) => /^(staging|trash|restore-tmp)-[0-9a-f-]+$/.test(n)).map((n) => rm(path.join(this.storeDir, n), { recursive: true, force: true })),
     );
   }
 
