@@ -105,7 +105,8 @@ function pad(n: number, width: number): string {
   return String(n).padStart(width, "0");
 }
 
-async function exists(p: string): Promise<boolean> {
+/** Whether `p` exists (any kind of entry). */
+export async function exists(p: string): Promise<boolean> {
   try {
     await stat(p);
     return true;

@@ -22,14 +22,14 @@ import { fakeModel } from "@langchain/core/testing";
 import { MemorySaver, type StateSnapshot } from "@langchain/langgraph";
 import { createAgent } from "langchain";
 import { execFile } from "node:child_process";
-import { access, lstat, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { lstat, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { SNAPSHOT_DIR_NAME } from "../src/snapshots/index.js";
 import { createWorkbench, type Workbench } from "../src/workbench.js";
-import { benchWorkspace, fmt, median } from "./fixtures.js";
+import { benchWorkspace, exists, fmt, median } from "./fixtures.js";
 
 const execFile$ = promisify(execFile);
 
@@ -301,15 +301,6 @@ async function storeSize(dir: string): Promise<{ bytes: number; allocated: numbe
   };
   await walk(dir);
   return total;
-}
-
-async function exists(p: string): Promise<boolean> {
-  try {
-    await access(p);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 interface Rep {
