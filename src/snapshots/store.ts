@@ -450,8 +450,9 @@ export class SnapshotStore {
         }
         const es = entryStat(st);
         if (es.kind === "symlink") {
-          const target = await readlink(dir.at(name), { encoding: "buffer" });
-          out.set(rel, { h: await this.putBuffer(target), s: es.size, m: es.mode & 0o777, t: es.mtimeMs, l: 1 });
+          const link = await this.linkEntry(dir, name, es);
+          if (!link) return undefined;
+          out.set(rel, link);
           continue;
         }
         if (es.kind !== "file" || es.size > STREAM_ABOVE || es.size > this.maxFileBytes || isSparse(es)) return undefined;
@@ -1005,9 +1006,7 @@ export class SnapshotStore {
     const mode = st.mode & 0o777;
     if (!force && known && statMatches(known, st)) return known;
     if (st.kind === "symlink") {
-      const target = await readlink(dir.at(name), { encoding: "buffer" }).catch(() => undefined);
-      if (target === undefined) return undefined;
-      return { h: await this.putBuffer(target), s: st.size, m: mode, t: st.mtimeMs, l: 1 };
+      return this.linkEntry(dir, name, st);
     }
     if (st.kind !== "file") return this.skip(rel, "not-regular");
     if (!this.admit(rel, st)) return undefined;
@@ -1029,6 +1028,13 @@ export class SnapshotStore {
     } finally {
       await fh.close().catch(() => undefined);
     }
+  }
+
+  /** The entry of the symlink `name` in `dir`: its target's bytes as a blob, never what it points to. */
+  private async linkEntry(dir: DirHandle, name: string, st: EntryStat): Promise<SnapshotFile | undefined> {
+    const target = await readlink(dir.at(name), { encoding: "buffer" }).catch(() => undefined);
+    if (target === undefined) return undefined;
+    return { h: await this.putBuffer(target), s: st.size, m: st.mode & 0o777, t: st.mtimeMs, l: 1 };
   }
 
   /** Whether a regular file may be read now (the caps; the budget is spent here). Skips it otherwise. */
