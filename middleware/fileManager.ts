@@ -349,6 +349,7 @@ export class FileManagerHooks {
       ...(this.options.fileGuards === false ? [] : [fileGuardsToolCallStep(this.options.fileGuards)]),
       ...(this.options.toolCallSteps ?? []),
     ];
+      environment: (threadId) => this.environments.environmentFor(threadId),
   }
 
   /** `startWorkTime` of the thread's latest run in this process, if any. */

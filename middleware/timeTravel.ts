@@ -11,9 +11,10 @@ import path from "node:path";
 import { z } from "zod";
 import { DEFAULT_IGNORED_NAMES } from "../src/changes/ignore-names.js";
 import type { ChangeTracker } from "../src/changes/types.js";
+import type { Environment } from "../src/fileops/environment.js";
 import { isLocalFileOperations as isLocalDisk } from "../src/fileops/locality.js";
 import type { FileOperations } from "../src/fileops/types.js";
-import { isPendingSnapshotId, pendingSnapshotId, SnapshotStores, type ChangeSet, type RestoreResult, type SnapshotInfo, type SnapshotStore, type TimeTravelOptions } from "../src/snapshots/index.js";
+import { isPendingSnapshotId, pendingSnapshotId, SnapshotStores, type ChangeSet, type RestoreResult, type SnapshotInfo, type ThreadSnapshots, type TimeTravelOptions } from "../src/snapshots/index.js";
 import type { Workspace } from "../src/workspace.js";
 import type { ToolCallContext, ToolCallStep } from "./toolCallSteps.js";
 import { withStateUpdate } from "./toolResults.js";
@@ -141,8 +142,11 @@ export class TimeTravel {
    * is. The entry goes when the chain has drained.
    */
   private readonly baselines = new Map<string, { chain: Promise<unknown> }>();
-  /** Remote workspaces are skipped silently unless the app asked for time travel. */
+  /** Threads on other machines are snapshotted with `timeTravel.remote`; else skipped (reported once if the app configured time travel). */
+  private readonly remote: boolean;
   private warnedRemote: boolean;
+  /** Environments whose remote snapshots failed to start (tools missing): not tried again. */
+  private readonly unsupported = new WeakSet<Environment>();
 
   constructor(
     rootDir: string,
@@ -153,25 +157,42 @@ export class TimeTravel {
       report: (error: unknown, threadId: string) => void;
       /** The live change tracker of a workspace, if one runs. */
       tracker?: (ws: Workspace) => ChangeTracker | undefined;
+      /** The thread's environment (remote snapshots run through its `exec`). */
+      environment?: (threadId: string) => Promise<Environment>;
     },
   ) {
     this.stores = options === false ? undefined : new SnapshotStores(rootDir, options ?? {});
     this.mode = options === false ? "off" : (options?.restore ?? "auto");
+    this.remote = options !== false && options?.remote === true;
     this.warnedRemote = options === undefined;
     const ignored = options === false ? [] : (options?.ignoreNames ?? DEFAULT_IGNORED_NAMES);
     this.trackerBlind = !DEFAULT_IGNORED_NAMES.every((n) => ignored.includes(n));
   }
 
-  private storeOf(t: TimeTravelThread): SnapshotStore | undefined {
+  /**
+   * The thread's store: the local one of its directory, or (with `timeTravel.remote`) the façade
+   * that records a host-side mirror of a remote workspace through the thread's environment.
+   */
+  private async storeOf(t: TimeTravelThread): Promise<ThreadSnapshots | undefined> {
     if (!this.stores) return undefined;
-    if (!isLocalDisk(t.host as FileOperations | undefined)) {
+    if (isLocalDisk(t.host as FileOperations | undefined)) return this.stores.storeFor(t.ws.threadId, t.ws.dir);
+    const env = this.remote ? await this.hooks.environment?.(t.ws.threadId) : undefined;
+    if (!env || this.unsupported.has(env)) {
       if (!this.warnedRemote) {
         this.warnedRemote = true;
-        this.hooks.report(new Error("time travel snapshots only local workspaces; this thread's files are on another host, so they are not snapshotted"), t.ws.threadId);
+        this.hooks.report(new Error("time travel snapshots threads on other machines only with timeTravel: { remote: true }; this thread's files are on another host, so they are not snapshotted"), t.ws.threadId);
       }
       return undefined;
     }
-    return this.stores.storeFor(t.ws.threadId, t.ws.dir);
+    const store = this.stores.remoteStoreFor(t.ws.threadId, t.ws.dir, env);
+    try {
+      await store.ready();
+    } catch (error) {
+      this.unsupported.add(env);
+      this.hooks.report(error, t.ws.threadId);
+      return undefined;
+    }
+    return store;
   }
 
   private ref(id: string): WorkspaceSnapshotRef {
@@ -190,7 +211,7 @@ export class TimeTravel {
     t: TimeTravelThread,
     opts: { step?: string; call?: string; scan?: boolean; addressed?: boolean } = {},
   ): Promise<{ _workspaceSnapshot?: WorkspaceSnapshotRef; restored?: boolean } | undefined> {
-    const store = this.storeOf(t);
+    const store = await this.storeOf(t);
     if (!store) return undefined;
     const threadId = t.ws.threadId;
     // The thread's first run, while its baseline is recorded: there is no history to go back to.
@@ -267,7 +288,7 @@ export class TimeTravel {
   }
 
   /** Records the baseline in the background (see {@link baselines}). */
-  private startBaseline(store: SnapshotStore, t: TimeTravelThread): void {
+  private startBaseline(store: ThreadSnapshots, t: TimeTravelThread): void {
     const threadId = t.ws.threadId;
     const done = this.recordFiles(store, t, "all", "baseline").catch((error: unknown) => this.hooks.report(error, threadId));
     const entry = { chain: done as Promise<unknown> };
@@ -292,7 +313,7 @@ export class TimeTravel {
    * Records the files as they are — every file stat'ed (`"all"`), or just the paths the tracker
    * listed — and hands that snapshot to the checkpoint.
    */
-  private async recordFiles(store: SnapshotStore, t: TimeTravelThread, what: "all" | { paths: string[] }, reason: "scan" | "baseline" = "scan"): Promise<string> {
+  private async recordFiles(store: ThreadSnapshots, t: TimeTravelThread, what: "all" | { paths: string[] }, reason: "scan" | "baseline" = "scan"): Promise<string> {
     // A full look is worth a mark only with a watcher already live (its ready time is a fraction
     // of a full pass: 0.4 s at 100k files); else the next run would pay the full pass again.
     if (what === "all") await Promise.all([this.awaitLive(t, TRACKER_READY_WAIT_MS[reason === "baseline" ? "background" : "run"]), store.warm()]);
@@ -365,7 +386,10 @@ export class TimeTravel {
     const state = ctx.request.state as TimeTravelStateView | undefined;
     const step = lastAiMessageId(state?.messages) ?? "";
     const call = ctx.request.toolCall.id ?? "";
-    const store = this.storeOf(t);
+    const store = await this.storeOf(t).catch((error: unknown) => {
+      this.hooks.report(error, threadId);
+      return undefined;
+    });
     const paths = changedPathsOf(ctx);
     // During the baseline: a tool whose paths are known has their pre-images recorded before it
     // runs; any other waits for the baseline (what it may change must be recorded first).
@@ -413,18 +437,18 @@ export class TimeTravel {
   }
 
   /** The store of a thread for the app's calls, once its background baseline and queued snapshots are in. */
-  private async settledStore(t: TimeTravelThread): Promise<SnapshotStore> {
-    const store = this.requireStore(t);
+  private async settledStore(t: TimeTravelThread): Promise<ThreadSnapshots> {
+    if (!this.stores) throw new Error("Time travel is off for this workbench (timeTravel: false); enable it to list, diff or restore snapshots.");
+    const store = await this.storeOf(t);
+    if (!store) {
+      throw new Error(
+        this.remote
+          ? "This thread's files live on another host and its environment cannot be snapshotted (see the reported error: GNU find, tar and coreutils are needed there), so it has no snapshots."
+          : "This thread's files live on another host (Docker/SSH environment); set timeTravel: { remote: true } to snapshot it.",
+      );
+    }
     await this.baselines.get(t.ws.threadId)?.chain;
     return store;
-  }
-
-  private requireStore(t: TimeTravelThread): SnapshotStore {
-    if (!this.stores) throw new Error("Time travel is off for this workbench (timeTravel: false); enable it to list, diff or restore snapshots.");
-    if (!isLocalDisk(t.host as FileOperations | undefined)) {
-      throw new Error("Time travel snapshots only local workspaces; this thread's files live on another host (Docker/SSH environment), so it has no snapshots.");
-    }
-    return this.stores.storeFor(t.ws.threadId, t.ws.dir);
   }
 
   /** The thread's snapshots, newest first. */
@@ -433,7 +457,7 @@ export class TimeTravel {
   }
 
   /** A snapshot id as the app has it (perhaps a pending one, from a checkpoint of a first run) → the store's. */
-  private async idOf(store: SnapshotStore, id: string): Promise<string> {
+  private async idOf(store: ThreadSnapshots, id: string): Promise<string> {
     return (await store.resolve(id)) ?? id;
   }
 
@@ -455,7 +479,7 @@ export class TimeTravel {
   async changes(t: TimeTravelThread, range: { from: string; to?: string | undefined; paths?: readonly string[] | undefined }): Promise<ChangeSet> {
     const store = await this.settledStore(t);
     const to = range.to !== undefined ? await this.idOf(store, range.to) : await store.snapshot({ reason: "scan" });
-    return this.stores!.changes(t.ws.threadId, t.ws.dir, await this.idOf(store, range.from), to, range.paths);
+    return this.stores!.changes(store, await this.idOf(store, range.from), to, range.paths);
   }
 
   /** Waits for every background baseline and the snapshots queued behind it (the FileManager's `close()`). */

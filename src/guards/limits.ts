@@ -84,3 +84,11 @@ export function regexTimeoutMessage(seconds: number, where: string): string {
     "(nested quantifiers such as (a+)+ or (.*)* on long lines). Simplify it: remove nested repetition, anchor it, or search for a plain word."
   );
 }
+
+/**
+ * Time travel on a remote environment: the most bytes one workspace listing (`find -printf`) may
+ * print before the snapshot gives up (about 600k entries; a host never buffers more), and the
+ * most file bytes one restore `exec` carries on stdin (larger restores take several).
+ */
+export const REMOTE_LISTING_MAX_BYTES = 64 * 1024 * 1024;
+export const REMOTE_PUSH_BATCH_BYTES = 64 * 1024 * 1024;

@@ -2,6 +2,8 @@
 import { createTwoFilesPatch } from "diff";
 import type { SnapshotStore } from "./store.js";
 
+type Readable = Pick<SnapshotStore, "manifest" | "readBlob">;
+
 /** One changed file. Sizes in bytes; a binary (or very large) file has no diff text. */
 export interface FileChange {
   path: string;
@@ -40,7 +42,7 @@ function isUtf8(buf: Buffer): boolean {
 }
 
 /** Compares two snapshots of one store (only the paths under `only`, when given). */
-export async function diffSnapshots(store: SnapshotStore, from: string, to: string, only?: readonly string[]): Promise<ChangeSet> {
+export async function diffSnapshots(store: Readable, from: string, to: string, only?: readonly string[]): Promise<ChangeSet> {
   const [a, b] = await Promise.all([store.manifest(from), store.manifest(to)]);
   // `only`: workspace-relative files or directories (everything below them).
   const wanted = only?.map((p) => p.split(/[\\/]+/).filter((x) => x !== "" && x !== ".").join("/"));

@@ -3,13 +3,18 @@
  * — a dot-name no thread directory can have (plain thread ids never start with a dot; encoded
  * ones contain `~`), so no thread can see or reach another thread's history.
  */
+import { createHash } from "node:crypto";
+import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
+import type { Environment } from "../fileops/environment.js";
 import { DEFAULT_IGNORED_NAMES } from "../changes/ignore-names.js";
 import { isCredentialPath } from "../guards/credentials.js";
 import { threadDirName } from "../workspace.js";
 import { diffSnapshots, type ChangeSet } from "./changes.js";
-import { SnapshotStore, type RetentionPolicy, type SnapshotPolicy } from "./store.js";
+import { RemoteSnapshotStore, type ThreadSnapshots } from "./remoteStore.js";
+import { RemoteWorkspace } from "./remoteWorkspace.js";
+import { DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_SNAPSHOT_BYTES, SnapshotStore, type RetentionPolicy, type SnapshotPolicy } from "./store.js";
 
 export {
   SnapshotStore,
@@ -25,6 +30,8 @@ export {
   type RestoreResult,
   type SkippedEntry,
 } from "./store.js";
+export { RemoteSnapshotStore, type ThreadSnapshots } from "./remoteStore.js";
+export { RemoteSnapshotError } from "./remoteWorkspace.js";
 export { diffSnapshots, MAX_DIFF_FILE_BYTES, type ChangeSet, type FileChange } from "./changes.js";
 
 /** Name of the directory under `rootDir` holding every thread's snapshot store. */
@@ -60,6 +67,19 @@ export const timeTravelOptionsSchema = z
       .positive()
       .optional()
       .describe("Bytes one snapshot reads at most (new or changed files); files past it are skipped. Default 1 GiB."),
+    remote: z
+      .boolean()
+      .optional()
+      .describe(
+        "Also snapshot threads whose files are on another machine (SSH, Docker container mode, any Environment without local files), through the environment's exec: a listing plus the changed files per snapshot, a host-side mirror of the recorded files. Default false (the first snapshot copies the whole workspace to this host).",
+      ),
+    storeDir: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "Host directory for the snapshot stores. Default: <rootDir>/.workbench-snapshots for local workspaces; for threads on another machine (SSH, containers) ~/.cache/langgraph-workbench/snapshots/<hash of environment kind and rootDir>, with a mirror of the recorded files beside each store.",
+      ),
     retention: z
       .object({
         maxSnapshots: z.number().int().positive().optional(),
@@ -78,16 +98,20 @@ export type TimeTravelOptions = z.infer<typeof timeTravelOptionsSchema>;
 export class SnapshotStores {
   readonly baseDir: string;
   private readonly stores = new Map<string, SnapshotStore>();
+  /** Threads on other machines: one façade per thread and environment object. */
+  private readonly remote = new Map<string, { env: Environment; store: RemoteSnapshotStore }>();
   private readonly retention: RetentionPolicy;
   private readonly ignoreNames: readonly string[];
   private readonly exclude: readonly string[];
   private readonly caps: Pick<SnapshotPolicy, "maxFileBytes" | "maxSnapshotBytes">;
+  private readonly storeDirOption: string | undefined;
 
   constructor(
     readonly rootDir: string,
     options: TimeTravelOptions = {},
   ) {
-    this.baseDir = path.join(rootDir, SNAPSHOT_DIR_NAME);
+    this.storeDirOption = options.storeDir !== undefined ? path.resolve(options.storeDir) : undefined;
+    this.baseDir = this.storeDirOption ?? path.join(rootDir, SNAPSHOT_DIR_NAME);
     this.retention = { ...DEFAULT_RETENTION, ...options.retention };
     this.ignoreNames = options.ignoreNames ?? DEFAULT_IGNORED_NAMES;
     this.exclude = options.exclude ?? [];
@@ -97,22 +121,51 @@ export class SnapshotStores {
     };
   }
 
+  private policy(): SnapshotPolicy {
+    return { ignoreNames: this.ignoreNames, excludePath: (rel) => isCredentialPath(rel, this.exclude), ...this.caps };
+  }
+
   /** The store of the workspace directory `dir` of `threadId`. */
   storeFor(threadId: string, dir: string): SnapshotStore {
-    const key = threadDirName(threadId);
+    return this.cached(threadId, dir, path.join(this.baseDir, threadDirName(threadId)));
+  }
+
+  private cached(threadId: string, dir: string, storeDir: string): SnapshotStore {
+    const key = storeDir;
     let store = this.stores.get(key);
     if (store && store.dir !== dir) store = undefined;
     if (store) this.stores.delete(key);
-    else {
-      store = new SnapshotStore(dir, path.join(this.baseDir, key), { ignoreNames: this.ignoreNames, excludePath: (rel) => isCredentialPath(rel, this.exclude), ...this.caps }, this.retention);
-    }
+    else store = new SnapshotStore(dir, storeDir, this.policy(), this.retention);
     this.stores.set(key, store);
     if (this.stores.size > 1024) this.stores.delete(this.stores.keys().next().value as string);
     return store;
   }
 
+  /**
+   * The store of a thread whose files are on another machine, reached through `env`: the local
+   * store of a host-side mirror (`<store>/mirror`), kept equal to `dir` on the remote.
+   */
+  remoteStoreFor(threadId: string, dir: string, env: Environment): RemoteSnapshotStore {
+    const base = this.storeDirOption ?? path.join(os.homedir(), ".cache", "langgraph-workbench", "snapshots", createHash("sha256").update(`${env.kind}:${this.rootDir}`).digest("hex").slice(0, 16));
+    const storeDir = path.join(base, threadDirName(threadId));
+    const key = `${storeDir}\0${dir}`;
+    const hit = this.remote.get(key);
+    if (hit?.env === env) {
+      this.remote.delete(key);
+      this.remote.set(key, hit);
+      return hit.store;
+    }
+    const policy = this.policy();
+    const caps = { maxFileBytes: policy.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES, maxSnapshotBytes: policy.maxSnapshotBytes ?? DEFAULT_MAX_SNAPSHOT_BYTES };
+    const workspace = new RemoteWorkspace(env, dir, { ignoreNames: policy.ignoreNames, excludePath: policy.excludePath, maxFileBytes: caps.maxFileBytes });
+    const store = new RemoteSnapshotStore(dir, this.cached(threadId, path.join(storeDir, "mirror"), storeDir), workspace, { ...policy, ...caps });
+    this.remote.set(key, { env, store });
+    if (this.remote.size > 1024) this.remote.delete(this.remote.keys().next().value as string);
+    return store;
+  }
+
   /** Unified diff and file list between two snapshots of a thread. */
-  changes(threadId: string, dir: string, from: string, to: string, paths?: readonly string[]): Promise<ChangeSet> {
-    return diffSnapshots(this.storeFor(threadId, dir), from, to, paths);
+  changes(store: ThreadSnapshots, from: string, to: string, paths?: readonly string[]): Promise<ChangeSet> {
+    return diffSnapshots(store, from, to, paths);
   }
 }

@@ -318,6 +318,8 @@ export class SnapshotStore {
   private working: Map<string, WorkingDir> | undefined;
   /** Entries the last looks saw but did not record (relative path → why). */
   private skipped = new Map<string, SkippedEntry>();
+  /** Entries another source reported as not recordable ({@link noteSkipped}). */
+  private readonly externalSkips = new Map<string, SkippedEntry>();
   /** Bytes the snapshot under way may still read. */
   private budget = 0;
   /**
@@ -603,6 +605,36 @@ export class SnapshotStore {
     return id;
   }
 
+  /**
+   * What the working set holds now — the entries the head records, relative path → entry, and
+   * its directories ("" is the root) — without reading the disk (loaded from the head when cold).
+   */
+  current(): Promise<{ files: Map<string, SnapshotFile>; dirs: Set<string> }> {
+    return this.serial(async () => {
+      const head = await this.loadHead();
+      if (!this.working && head) await this.loadWorking(head);
+      const files = new Map<string, SnapshotFile>();
+      const dirs = new Set<string>();
+      for (const [rel, d] of this.working ?? []) {
+        dirs.add(rel);
+        for (const [name, f] of d.files) files.set(childOf(rel, name), f);
+      }
+      return { files, dirs };
+    });
+  }
+
+  /**
+   * Entries a source other than this store's own look saw but could not record (a remote
+   * listing's FIFOs, sparse or over-cap files): listed in the next snapshots' `skipped` beside the
+   * store's own. Replaces the previous set; `only` (relative paths) replaces just what is below those.
+   */
+  noteSkipped(entries: readonly SkippedEntry[], only?: readonly string[]): void {
+    if (only) {
+      for (const k of [...this.externalSkips.keys()]) if (only.some((o) => o === "" || isUnder(k, o))) this.externalSkips.delete(k);
+    } else this.externalSkips.clear();
+    for (const e of entries) this.externalSkips.set(e.path, e);
+  }
+
   /** The files of a snapshot: relative path → entry (directories as `dirs`). */
   manifest(id: string): Promise<{ files: Map<string, SnapshotFile>; dirs: string[] }> {
     return this.serial(async () => {
@@ -711,7 +743,8 @@ export class SnapshotStore {
     const id = sha256(JSON.stringify(dirs)).slice(0, 24);
     const file = path.join(this.snaps, `${id}.json`);
     if (id !== parent && !(await exists(file))) {
-      const skips = this.skipped.size > 0 ? { skipped: [...this.skipped.values()].slice(0, MAX_LISTED_SKIPS), skippedCount: this.skipped.size } : {};
+      const all = this.externalSkips.size > 0 ? [...this.skipped.values(), ...this.externalSkips.values()] : [...this.skipped.values()];
+      const skips = all.length > 0 ? { skipped: all.slice(0, MAX_LISTED_SKIPS), skippedCount: all.length } : {};
       const record: SnapshotRecord = { v: 1, id, ...(parent && parent !== id ? { parent } : {}), createdAt: Date.now(), files, bytes, reason, ...skips, dirs };
       await this.writeObject(file, JSON.stringify(record));
     }
