@@ -27,7 +27,7 @@ import { planRestore } from "../src/snapshots/remotePlan.js";
 import { escapeForPrintf } from "../src/snapshots/remoteWorkspace.js";
 import { createWorkbench, type Workbench } from "../src/workbench.js";
 import { docker, DOCKER, dockerUnavailable, startContainer } from "./helpers/docker.js";
-import { contents } from "./helpers/files.js";
+import { collectText, contents } from "./helpers/files.js";
 import { sshdUnavailable, startSshd, type TestSshd } from "./helpers/sshd.js";
 
 const run = promisify(execFile);
@@ -171,19 +171,6 @@ async function scenario(label: string, makeEnv: () => ExecOnly) {
     await wb.close();
     await env.close();
   }
-}
-
-async function collectText(dir: string): Promise<string> {
-  let out = "";
-  for (const e of await readdir(dir, { withFileTypes: true, recursive: true })) {
-    if (!e.isFile()) continue;
-    out += await readFile(path.join(e.parentPath, e.name), "utf8").catch(() => "");
-  }
-  const { brotliDecompressSync } = await import("node:zlib");
-  for (const e of await readdir(dir, { withFileTypes: true, recursive: true })) {
-    if (e.isFile() && e.parentPath.includes("zblobs")) out += brotliDecompressSync(await readFile(path.join(e.parentPath, e.name))).toString("utf8");
-  }
-  return out;
 }
 
 describe("time travel through an environment's exec", () => {

@@ -3,9 +3,8 @@
 // workspace back byte for byte; the latest state stays restorable; credential files and ignored
 // folders never enter the store and survive restores; a HITL rejection leaves no trace on disk.
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
-import { brotliDecompressSync } from "node:zlib";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { AIMessage, HumanMessage, type BaseMessage } from "@langchain/core/messages";
@@ -17,7 +16,7 @@ import { createAgent, humanInTheLoopMiddleware } from "langchain";
 import { snapshotIdOf } from "../middleware/timeTravel.js";
 import { isPendingSnapshotId, SNAPSHOT_DIR_NAME, SnapshotStore } from "../src/snapshots/index.js";
 import { createWorkbench, type Workbench } from "../src/workbench.js";
-import { contents } from "./helpers/files.js";
+import { collectText, contents } from "./helpers/files.js";
 
 let tmp = "";
 before(async () => {
@@ -142,23 +141,6 @@ async function scenario(label: string, makeSaver: () => BaseCheckpointSaver | Pr
   } finally {
     await wb.close();
   }
-}
-
-async function collectText(dir: string): Promise<string> {
-  let out = "";
-  const walk = async (d: string): Promise<void> => {
-    for (const e of await readdir(d, { withFileTypes: true })) {
-      const p = path.join(d, e.name);
-      if (e.isDirectory()) await walk(p);
-      else {
-        const content = await readFile(p);
-        // Compressed blobs (zblobs/) are searched in what they hold.
-        out += (p.includes(`${path.sep}zblobs${path.sep}`) ? brotliDecompressSync(content) : content).toString("latin1");
-      }
-    }
-  };
-  await walk(dir);
-  return out;
 }
 
 describe("time travel", () => {

@@ -105,7 +105,6 @@ export function recordablePath(raw: Uint8Array): string | undefined {
   } catch {
     return undefined;
   }
-  // eslint-disable-next-line no-control-regex
   if (text === "" || /[\u0000-\u001f\u007f]/.test(text)) return undefined;
   const parts = text.split("/");
   if (parts.some((p) => p === "" || p === "." || p === "..")) return undefined;

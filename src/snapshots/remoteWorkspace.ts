@@ -223,7 +223,8 @@ export class RemoteWorkspace {
         const name = String(batch.remove.length + batch.mkdir.length + i);
         const mtime = new Date(p.mtimeMs);
         if (p.kind === "symlink") pack.entry({ name, type: "symlink", linkname: p.data.toString("utf8"), mode: 0o777, mtime });
-        else pack.entry({ name, mode: p.mode & 0o777, mtime }, p.data);
+        // The pax mtime keeps sub-second precision, so the next listing sees the file unchanged.
+        else pack.entry({ name, mode: p.mode & 0o777, mtime, pax: { mtime: (p.mtimeMs / 1000).toFixed(6) } } as tar.Headers, p.data);
       });
       pack.finalize();
       const chunks: Buffer[] = [];
