@@ -2,19 +2,31 @@
  * Artifacts: the files of a thread's workspace created or changed since a time (usually the
  * start of the run, the FileManager's `startWorkTime`), with sizes, and a zip or tar stream of
  * them for a download button. Credential files are never listed or packed; symlinks are not
- * followed; directories like `.git`/`node_modules` are skipped.
+ * followed; directories like `.git`/`node_modules` are skipped; FIFOs, sockets and devices are
+ * never listed or opened.
+ *
+ * On this machine the packed bytes come from the very file that was listed: its directory is
+ * opened `O_NOFOLLOW` and verified, the file `O_NOFOLLOW | O_NONBLOCK` and checked against the
+ * listing's device and inode (`readWorkspaceFile`); a file swapped since (for a symlink, a FIFO,
+ * another file) is left out. Entry names: see archiveEntryName.ts (a name an extractor could
+ * misread, such as `\app\settings.py`, is listed but left out of archives, in `notArchived`).
  */
+import { lstat } from "node:fs/promises";
+import path from "node:path";
 import { setImmediate as nextTick } from "node:timers/promises";
 import { Zip, ZipDeflate } from "fflate";
 import pLimit from "p-limit";
-import { contentAccessReason } from "../guards/access.js";
-import type { FileOperations } from "../fileops/types.js";
+import { contentAccessReason, readAccessReason } from "../guards/access.js";
+import { readWorkspaceFile } from "../fileops/dirHandle.js";
+import { isLocalFileOperations } from "../fileops/locality.js";
+import type { FileOperations, FileStat } from "../fileops/types.js";
+import { archiveEntryProblem, archivePathProblem } from "./archiveEntryName.js";
 import type { Workspace } from "../workspace.js";
 import { DEFAULT_MAX_TRANSFER_BYTES, getFile, isTransferRefusal, workspacePolicy, type TransferSettings } from "./transfer.js";
 
 /** One file in an artifact listing. */
 export interface Artifact {
-  /** Workspace-relative path (`reports/summary.md`). */
+  /** Workspace-relative path (`reports/summary.md`): the file's own name components joined with `/`. */
   path: string;
   /** Size in bytes. */
   size: number;
@@ -41,6 +53,11 @@ export interface ArtifactList {
   /** The walk stopped at `maxFiles`: more files may have changed. */
   truncated: boolean;
   /**
+   * Listed files that archives leave out because their name cannot be an entry name (a
+   * backslash, a control character, bytes that are not UTF-8), with the reason.
+   */
+  notArchived: { path: string; reason: string }[];
+  /**
    * The listed files as an archive stream (zip: deflated; tar: ustar with PAX long names).
    * Files that vanished or became unreadable since the listing are left out.
    */
@@ -58,53 +75,85 @@ export async function listArtifacts(ws: Workspace, ops: FileOperations, options:
   await ws.ensure(ops);
   const policy = { ...workspacePolicy(ws, options), workspaceDir: ws.dir };
   const io = pLimit(16);
+  const local = isLocalFileOperations(ops);
   const files: Artifact[] = [];
+  /** Device and inode of each listed file (this machine only): what the archive must pack. */
+  const identity = new WeakMap<Artifact, { ino: number; dev: number }>();
+  const notArchived: { path: string; reason: string }[] = [];
   let visited = 0;
   let truncated = false;
-  const queue = [ws.dir];
+  // Paths are kept as their name components, never re-split: a `\` inside a name stays in it.
+  const queue: { dir: string; parts: string[] }[] = [{ dir: ws.dir, parts: [] }];
   while (queue.length > 0 && !truncated) {
-    const dir = queue.shift()!;
+    const { dir, parts } = queue.shift()!;
     const entries = await ops.readdir(dir).catch(() => []);
-    const candidates: string[] = [];
+    const candidates: { system: string; parts: string[] }[] = [];
     for (const e of entries) {
       const child = dir.endsWith("/") ? `${dir}${e.name}` : `${dir}/${e.name}`;
       if (e.type === "directory") {
-        if (!skip.has(e.name)) queue.push(child);
+        if (!skip.has(e.name)) queue.push({ dir: child, parts: [...parts, e.name] });
       } else if (e.type === "file") {
         if (++visited > maxFiles) {
           truncated = true;
           break;
         }
-        if (!contentAccessReason(child, policy)) candidates.push(child);
+        if (!contentAccessReason(child, policy)) candidates.push({ system: child, parts: [...parts, e.name] });
       }
     }
-    const stats = await Promise.all(candidates.map((c) => io(() => ops.lstat(c).catch(() => null))));
+    const stats = await Promise.all(candidates.map((c) => io(async (): Promise<ListedStat | null> => (local ? lstat(c.system).then(fromNode, () => null) : ops.lstat(c.system).catch(() => null)))));
     candidates.forEach((c, i) => {
       const s = stats[i];
-      if (s?.type === "file" && s.mtimeMs >= since.getTime()) {
-        files.push({ path: ws.toAgentPath(c).split("\\").join("/"), size: s.size, modifiedAt: new Date(s.mtimeMs) });
-      }
+      if (s?.type !== "file" || s.mtimeMs < since.getTime()) return;
+      const artifact: Artifact = { path: c.parts.join("/"), size: s.size, modifiedAt: new Date(s.mtimeMs) };
+      files.push(artifact);
+      if (s.ino !== undefined && s.dev !== undefined) identity.set(artifact, { ino: s.ino, dev: s.dev });
+      const problem = archiveEntryProblem(c.parts);
+      if (problem) notArchived.push({ path: artifact.path, reason: problem });
     });
   }
   files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  notArchived.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   const settings: TransferSettings = { ...options, maxBytes: options.maxBytes ?? DEFAULT_MAX_TRANSFER_BYTES };
+  const root = { dir: ws.dir, real: ws.realDirectory() };
+  const readPolicy = workspacePolicy(ws, options);
+  const load: Loader = async (f) => {
+    const listed = identity.get(f);
+    if (!listed) {
+      const got = await getFile(ws, ops, f.path, settings);
+      return isTransferRefusal(got) ? undefined : got.content;
+    }
+    const read = await readWorkspaceFile(root, f.path, settings.maxBytes!, listed).catch(() => undefined);
+    if (read?.kind !== "file") return undefined;
+    const real = path.join(root.real, ...f.path.split("/"));
+    if (readAccessReason(real, readPolicy, { type: "file", nlink: read.stats.nlink, size: read.stats.size })) return undefined;
+    return new Uint8Array(read.data.buffer, read.data.byteOffset, read.data.byteLength);
+  };
   return {
     since,
     files,
     truncated,
-    archive: (format = "zip") => archiveStream(files, format, async (f) => {
-      const got = await getFile(ws, ops, f.path, settings);
-      return isTransferRefusal(got) ? undefined : got.content;
-    }),
+    notArchived,
+    archive: (format = "zip") => archiveStream(files, format, load),
   };
+}
+
+type ListedStat = Pick<FileStat, "type" | "size" | "mtimeMs"> & { ino?: number; dev?: number };
+
+/** The fields the listing needs from a native `lstat` (device and inode: what an archive must pack). */
+function fromNode(s: import("node:fs").Stats): ListedStat {
+  return { type: s.isFile() ? "file" : "other", size: s.size, mtimeMs: s.mtimeMs, ino: s.ino, dev: s.dev };
 }
 
 type Loader = (file: Artifact) => Promise<Uint8Array | undefined>;
 
-/** Packs `files` (read one at a time through `load`) into a zip or tar byte stream. */
+/**
+ * Packs `files` (read one at a time through `load`) into a zip or tar byte stream. Files whose
+ * path cannot be an entry name (see archiveEntryName.ts) are left out, never renamed.
+ */
 export function archiveStream(files: readonly Artifact[], format: "zip" | "tar", load: Loader): ReadableStream<Uint8Array> {
   if (format !== "zip" && format !== "tar") throw new TypeError('archive format must be "zip" or "tar"');
-  return format === "zip" ? zipStream(files, load) : tarStream(files, load);
+  const packable = files.filter((f) => archivePathProblem(f.path) === undefined);
+  return format === "zip" ? zipStream(packable, load) : tarStream(packable, load);
 }
 
 /** Deflate input is pushed in slices so one large file does not hold the event loop. */
@@ -179,8 +228,21 @@ function tarEntry(f: Artifact, data: Uint8Array): Uint8Array[] {
     const record = paxRecord("path", f.path);
     parts.push(tarHeader("PaxHeader", record.byteLength, mtime, "x"), record, padding(record.byteLength));
   }
-  parts.push(tarHeader(name.byteLength > 100 ? f.path.slice(-90) : f.path, data.byteLength, mtime, "0"), data, padding(data.byteLength));
+  parts.push(tarHeader(name.byteLength > 100 ? ustarFallbackName(f.path) : f.path, data.byteLength, mtime, "0"), data, padding(data.byteLength));
   return parts;
+}
+
+/**
+ * The ustar name a reader without PAX support sees for a long path: its last whole components
+ * that fit in 100 bytes (never a cut that starts with `/`, never a cut character), else the
+ * base name's last bytes.
+ */
+function ustarFallbackName(entryPath: string): string {
+  const parts = entryPath.split("/");
+  let name = parts.pop()!;
+  while (parts.length > 0 && encoder.encode(`${parts[parts.length - 1]}/${name}`).byteLength <= 100) name = `${parts.pop()}/${name}`;
+  while (encoder.encode(name).byteLength > 100) name = Array.from(name).slice(1).join("");
+  return name;
 }
 
 function paxRecord(key: string, value: string): Uint8Array {

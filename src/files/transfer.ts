@@ -8,7 +8,7 @@ import path from "node:path";
 import { accessOpenGuard, contentAccessReason, writeAccessReason, type AccessPolicy } from "../guards/access.js";
 import type { CredentialPattern } from "../guards/credentials.js";
 import { devicePathReason, nonRegularFileReason } from "../guards/devices.js";
-import { OpenRefusedError, type FileOperations } from "../fileops/types.js";
+import { OpenRefusedError, type FileOperations, type OpenGuard } from "../fileops/types.js";
 import { withPathLock } from "../fileops/lock.js";
 import { Workspace, WorkspacePathError } from "../workspace.js";
 
@@ -153,12 +153,23 @@ export async function getFile(
     const denied = contentAccessReason(real, policy);
     if (denied) return refusal("permission_denied", `'${rel}' ${denied}`);
     if (s.size > max) return refusal("permission_denied", `'${rel}' is ${s.size} bytes, over the ${max}-byte transfer limit.`);
-    const content = await ops.readBytes(system, 0, s.size, accessOpenGuard("read", policy));
+    const content = await ops.readBytes(system, 0, s.size, regularFileGuard(accessOpenGuard("read", policy)));
     return { path: rel, content: new Uint8Array(content.buffer, content.byteOffset, content.byteLength) };
   } catch (err) {
     return fsRefusal(err, rel, ws);
   }
 }
+
+/**
+ * `guard` plus the type of what was opened: the stat above may describe a file that was swapped
+ * for a FIFO, socket or device before the open (opened non-blocking, so the open itself returns),
+ * and its bytes are never read.
+ */
+function regularFileGuard(guard: OpenGuard): OpenGuard {
+  return { ...guard, check: (real, opened) => (opened.type === "file" ? guard.check?.(real, opened) : NOT_REGULAR) };
+}
+
+const NOT_REGULAR = "is not a regular file (a FIFO, socket or device); it is never read. Download a regular file.";
 
 function fsRefusal(err: unknown, rel: string, ws: Workspace): TransferRefusal {
   if (err instanceof OpenRefusedError) return refusal("permission_denied", `'${rel}' ${err.reason}`);

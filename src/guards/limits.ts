@@ -14,10 +14,16 @@ export const LIMITS = {
   /** Most characters all of a glob's alternatives may add up to (the matcher's cost scales with it). */
   globMaxExpandedChars: 4_000,
   /**
-   * .gitignore rules with more `**` than this are skipped by the JS search engine: the `ignore`
+   * Workspace .gitignore rules with more `**` than this are skipped wherever the host compiles
+   * them (tree, JS search; see `boundedIgnoreRules` in guards/ignoreRules.ts): the `ignore`
    * package compiles them to regexes that backtrack polynomially in the path depth.
    */
   gitignoreMaxGlobstars: 2,
+  /**
+   * Largest workspace ignore file the host reads (bytes); a larger one is treated as absent (git
+   * itself skips ignore files over 100 MiB). Read through one descriptor, regular files only.
+   */
+  ignoreFileMaxBytes: 1024 * 1024,
   /**
    * Widest line a search engine returns, in bytes (ripgrep `--max-columns`) or characters (the
    * JS engine); wider lines come back cut. Keeps ripgrep's memory flat on a one-line 64 MB file.
@@ -40,9 +46,51 @@ export const LIMITS = {
   pdfPagesPerRead: 20,
   /** Most PDF pages WorkbenchBackend extracts for its line windows (later pages are noted, not shown). */
   pdfMaxPagesWhole: 200,
-  /** Longest one PDF extraction may run (ms) before its worker thread is stopped. */
+  /** Longest one PDF extraction may run (ms) before its extraction process is stopped. */
   pdfTimeoutMs: 30_000,
+  /**
+   * Memory the PDF extraction process may use (bytes): the kernel's RLIMIT_DATA on it, which
+   * counts its heap and every private writable mapping. A normal document needs ~60 MB; a 1 MB
+   * flate bomb inflates to over 2 GB.
+   */
+  pdfMemoryBytes: 512 * 1024 * 1024,
+  /** Most characters of text one PDF extraction returns (the page crossing it is cut). */
+  pdfMaxTextChars: 4_000_000,
+  /**
+   * Largest audio, video, PDF-as-file or other binary WorkbenchBackend returns as bytes
+   * (deepagents' read_file refuses binaries over 10 MiB; checked here before anything is loaded).
+   */
+  binaryReadMaxBytes: 10 * 1024 * 1024,
+  /** Longest the sandbox's egress proxy waits for a connection to an allowed host to open (ms). */
+  egressConnectTimeoutMs: 15_000,
+  /** Largest request head a sandboxed command may send through the egress proxy (bytes). */
+  egressMaxHeaderBytes: 32 * 1024,
+  /** Longest command line the danger screen parses (characters); a longer one is refused. */
+  commandScreenMaxChars: 100_000,
+  /** Most units of work (syntax nodes, expanded words) one screen may do, nested `sh -c` strings included. */
+  commandScreenMaxWork: 250_000,
+  /** Deepest nesting (groups, substitutions, words) the danger screen follows. */
+  commandScreenMaxNesting: 200,
+  /**
+   * Default size (tokens, at 4 characters a token) over which a foreign tool's result is saved to
+   * the workspace and the model gets a preview (FileManager option `evictLargeResults`; deepagents uses 20k).
+   */
+  evictThresholdTokens: 20_000,
+  /** Characters of an evicted result shown from its start and from its end. */
+  evictHeadChars: 3_000,
+  evictTailChars: 1_000,
+  /** Largest evicted result saved whole (characters); the rest is cut with a note. */
+  evictMaxSavedChars: 16 * 1024 * 1024,
 } as const;
+
+/** What the model gets instead of a foreign tool's result that was too large (the text around a head/tail preview). */
+export function evictedResultNotice(tool: string, chars: number, thresholdTokens: number, savedPath: string, cut: boolean): string {
+  return (
+    `The result of ${tool} was ${chars} characters (about ${Math.ceil(chars / 4)} tokens, over the ${thresholdTokens}-token limit), so it was saved to ` +
+    `"${savedPath}"${cut ? " (cut at " + LIMITS.evictMaxSavedChars + " characters)" : ""} and only its start and end are shown below. ` +
+    `Read more with read_file(path="${savedPath}", offset=N, limit=M) (lines), or find what you need with search_files(pattern="...", path="${savedPath}").`
+  );
+}
 
 function formatBytes(n: number): string {
   return n >= 1024 * 1024 ? `${Math.round(n / (1024 * 1024))} MiB` : `${n} bytes`;
@@ -58,6 +106,14 @@ export function globPatternProblem(pattern: string): string | undefined {
     return `The glob has ${stars} "*" wildcards (at most ${LIMITS.globMaxStars}). Use fewer wildcards, e.g. "**/*name*".`;
   }
   return undefined;
+}
+
+/** Why the danger screen refuses a command line it will not check (fits after "refused because"). */
+export function commandScreenBudgetProblem(what: "size" | "work" | "nesting", chars = 0): string {
+  const fix = "split it into smaller commands, or write the script to a file in the workspace and run that file";
+  if (what === "size") return `it is ${chars} characters long, more than the ${LIMITS.commandScreenMaxChars} the danger screen checks: ${fix}`;
+  if (what === "nesting") return `it nests groups or substitutions more than ${LIMITS.commandScreenMaxNesting} levels deep, more than the danger screen follows: ${fix}`;
+  return `it expands to more than the danger screen checks (${LIMITS.commandScreenMaxWork} syntax nodes and words): ${fix}`;
 }
 
 /** The refusal when brace groups expand to too many alternatives (or too much text). */
@@ -86,9 +142,87 @@ export function regexTimeoutMessage(seconds: number, where: string): string {
 }
 
 /**
+ * The refusal when a PDF's extraction outgrew its memory cap (the process was stopped by the
+ * kernel's limit): a predicate after the file's name, like the other PDF refusals.
+ */
+export function pdfMemoryMessage(memoryBytes: number = LIMITS.pdfMemoryBytes): string {
+  return (
+    `could not be read: extracting its text needed more than the ${formatBytes(memoryBytes)} of memory allowed for a PDF, so the extraction was stopped ` +
+    "(the document may be a decompression bomb, or very complex). Extract the pages you need with a command-line PDF tool if one is available, or ask for a smaller copy."
+  );
+}
+
+/**
+ * Default resource limits of one sandboxed command (bubblewrap; option `shell.limits`). Kernel
+ * rlimits set inside the sandbox (processes, memory, CPU time, file size: per process, like
+ * Hermes' prlimit), a sized `/tmp`, and a byte count on the output stream. When the agent runs as
+ * root the kernel ignores the process limit for uid 0, so a pids cgroup holds it instead.
+ */
+export const SANDBOX_LIMITS = {
+  /** Processes and threads at once (RLIMIT_NPROC in the sandbox's user namespace, or pids.max). */
+  processes: 256,
+  /** Memory of one process (RLIMIT_DATA: heap and private writable mappings, not reserved address space). */
+  memoryBytes: 2 * 1024 * 1024 * 1024,
+  /** CPU time of one process (RLIMIT_CPU), seconds. The call's timeout bounds wall time. */
+  cpuSeconds: 600,
+  /** Largest file a process may write (RLIMIT_FSIZE). */
+  fileSizeBytes: 1024 * 1024 * 1024,
+  /** Size of the sandbox's `/tmp` (a tmpfs, i.e. host memory). */
+  tmpfsBytes: 512 * 1024 * 1024,
+  /** Bytes of stdout and stderr together before the command is stopped. */
+  outputBytes: 64 * 1024 * 1024,
+} as const;
+
+/** Which sandbox limit ended or hampered a command. */
+export type SandboxLimitName = keyof typeof SANDBOX_LIMITS;
+
+function formatAmount(name: SandboxLimitName, value: number): string {
+  if (name === "processes") return `${value} processes`;
+  if (name === "cpuSeconds") return `${value} s of CPU time`;
+  return formatBytes(value);
+}
+
+/** The note a command's result carries when it ran into a sandbox limit. */
+export function sandboxLimitMessage(name: SandboxLimitName, value: number): string {
+  const what: Record<SandboxLimitName, string> = {
+    processes: "the process limit",
+    memoryBytes: "the memory limit of one process",
+    cpuSeconds: "the CPU time limit of one process",
+    fileSizeBytes: "the file size limit",
+    tmpfsBytes: "the size of /tmp (or a full disk)",
+    outputBytes: "the output limit",
+  };
+  const fix: Record<SandboxLimitName, string> = {
+    processes: "Run fewer processes at once (e.g. make -j2, fewer workers)",
+    memoryBytes: "Process the data in smaller parts",
+    cpuSeconds: "Split the work into shorter steps",
+    fileSizeBytes: "Write smaller files",
+    tmpfsBytes: "Write large temporary files inside the workspace instead of /tmp",
+    outputBytes: "Redirect the output to a file (cmd > out.txt 2>&1) and read or search that file",
+  };
+  const stopped = name === "outputBytes" || name === "cpuSeconds" || name === "fileSizeBytes" ? "was stopped: it reached" : "ran into";
+  return `[the command ${stopped} ${what[name]} of the sandbox (${formatAmount(name, value)}). ${fix[name]}; the limits are set by the operator (shell.limits).]`;
+}
+
+/**
  * Time travel on a remote environment: the most bytes one workspace listing (`find -printf`) may
  * print before the snapshot gives up (about 600k entries; a host never buffers more), and the
  * most file bytes one restore `exec` carries on stdin (larger restores take several).
  */
 export const REMOTE_LISTING_MAX_BYTES = 64 * 1024 * 1024;
 export const REMOTE_PUSH_BATCH_BYTES = 64 * 1024 * 1024;
+
+/**
+ * A deepagents sandbox provider as an Environment (`DeepAgentsSandboxEnvironment`): its
+ * `execute(command)` carries text only, so bytes cross it base64-encoded.
+ * - `inlineBytes`: stdin up to this size rides inside the command line (one `execute`; a single
+ *   argv string is at most 128 KiB on Linux), and stdout + stderr up to this size come back in
+ *   the same call's output (under deepagents' LocalShellBackend's 100,000-character default cap).
+ *   Larger ones go through `uploadFiles` / `downloadFiles` (or chunks of this size over `execute`).
+ * - `outputBytes`: stdout (and stderr) beyond this are cut in the sandbox, so a command that
+ *   prints gigabytes never reaches this process's memory.
+ */
+export const DEEPAGENTS_SANDBOX_LIMITS = {
+  inlineBytes: 48 * 1024,
+  outputBytes: 256 * 1024 * 1024,
+} as const;

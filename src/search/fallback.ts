@@ -14,9 +14,10 @@
  * (re2-wasm) was measured and rejected: its fixed 16 MiB heap aborts on a 12 MB file.
  */
 import { constants, type Dirent } from "node:fs";
-import { lstat, readdir, readFile, realpath, stat } from "node:fs/promises";
+import { readdir, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import pLimit from "p-limit";
+import { readWorkspaceFile, type VerifiedRoot } from "../fileops/dirHandle.js";
 import { openChecked } from "../fileops/local.js";
 import { LIMITS, regexTimeoutMessage } from "../guards/limits.js";
 import { GlobLimitError } from "./globMatch.js";
@@ -52,8 +53,11 @@ export interface WalkFiles {
   stat(p: string): Promise<{ size: number; isFile(): boolean; isDirectory(): boolean }>;
   realpath(p: string): Promise<string>;
   readdir(p: string): Promise<Array<Pick<Dirent, "name" | "isFile" | "isDirectory" | "isSymbolicLink">>>;
-  /** A `.gitignore`'s text; `undefined` when missing or not a regular file (a link may point outside). */
-  readIgnoreFile(p: string): Promise<string | undefined>;
+  /**
+   * A `.gitignore`'s text; `undefined` when missing, not a regular file (a link may point
+   * outside, a FIFO would block) or over `LIMITS.ignoreFileMaxBytes`. `root`: the searched tree.
+   */
+  readIgnoreFile(p: string, root: VerifiedRoot): Promise<string | undefined>;
   /**
    * The bytes of a file to search, or `undefined` to skip it (not a regular file, over
    * {@link FALLBACK_MAX_FILE_BYTES}). What is read must be inside `within` (verified after the open
@@ -66,7 +70,11 @@ const LOCAL_FILES: WalkFiles = {
   stat: (p) => stat(p),
   realpath: (p) => realpath(p),
   readdir: (p) => readdir(p, { withFileTypes: true }),
-  readIgnoreFile: async (p) => ((await lstat(p).then((s) => s.isFile(), () => false)) ? readFile(p, "utf8").catch(() => undefined) : undefined),
+  async readIgnoreFile(p, root) {
+    const rel = relativePath(root.dir, p);
+    const got = await readWorkspaceFile(root, rel, LIMITS.ignoreFileMaxBytes).catch(() => undefined);
+    return got?.kind === "file" ? got.data.toString("utf8") : undefined;
+  },
   async readContent(file, { explicit, within }) {
     // Open, then verify what was opened: a file swapped for a link after the directory was
     // read is not followed (O_NOFOLLOW), and a swapped parent directory is caught by the
@@ -94,7 +102,7 @@ export async function runJsSearch(req: SearchRequest, files: WalkFiles = LOCAL_F
   const realRoot = await files.realpath(rootOf).catch(() => rootOf);
   let state: Walk;
   try {
-    state = new Walk(req, out, deadline, files, realRoot);
+    state = new Walk(req, out, deadline, files, { dir: rootOf, real: realRoot });
   } catch (err) {
     if (err instanceof GlobLimitError) return { ...out, error: err.message };
     throw err;
@@ -126,8 +134,8 @@ class Walk {
     private readonly out: SearchOutcome,
     private readonly deadline: number,
     private readonly files: WalkFiles,
-    /** Real path of the searched root (the workspace): every file read is verified to be inside it once opened. */
-    private readonly realCwd: string,
+    /** The searched root (the workspace) and its real path: every file read is verified to be inside it once opened. */
+    private readonly root: VerifiedRoot,
   ) {
     if (req.fileGlob) this.fileGlob = globMatcher(req.fileGlob);
     if (req.target === "files") this.nameGlob = globMatcher(req.pattern);
@@ -142,7 +150,7 @@ class Walk {
     for (let i = 0; i < parts.length; i++) {
       const base = parts.slice(0, i).join("/");
       // A symlinked .gitignore is never read (its target may be outside), as in walk().
-      const text = await this.files.readIgnoreFile(path.join(this.req.cwd, base, ".gitignore"));
+      const text = await this.files.readIgnoreFile(path.join(this.req.cwd, base, ".gitignore"), this.root);
       if (text !== undefined) layers.push(ignoreLayer(base, text));
     }
     return layers;
@@ -158,7 +166,7 @@ class Walk {
     }
     let layers = parentLayers;
     if (entries.some((e) => e.name === ".gitignore" && e.isFile())) {
-      const text = (await this.io(() => this.files.readIgnoreFile(path.join(dir, ".gitignore"))).catch(() => undefined)) ?? "";
+      const text = (await this.io(() => this.files.readIgnoreFile(path.join(dir, ".gitignore"), this.root)).catch(() => undefined)) ?? "";
       layers = [...parentLayers, ignoreLayer(this.rel(dir), text)];
     }
     const work: Promise<void>[] = [];
@@ -187,7 +195,7 @@ class Walk {
     let buf: Buffer;
     try {
       const read = await this.io(async () => {
-        return this.files.readContent(file, { explicit, within: this.realCwd });
+        return this.files.readContent(file, { explicit, within: this.root.real });
       });
       if (read === undefined) return;
       buf = read;

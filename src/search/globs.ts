@@ -1,6 +1,6 @@
 import path from "node:path";
 import ignore from "ignore";
-import { LIMITS } from "../guards/limits.js";
+import { boundedIgnoreRules } from "../guards/ignoreRules.js";
 import { assertGlobWithinLimits, compileGlob } from "./globMatch.js";
 
 /** `/`-separated path of `file` relative to `cwd` (`../…` or absolute when outside it). */
@@ -42,13 +42,11 @@ export interface IgnoreLayer {
 }
 
 /**
- * Parses .gitignore text into a layer. The file is workspace content (possibly planted): rules
- * with many `**` are skipped, since the `ignore` package's regexes for them backtrack
- * polynomially in the path depth (ripgrep itself applies every rule).
+ * Parses .gitignore text into a layer. The file is workspace content (possibly planted): only
+ * the rules `boundedIgnoreRules` lets through are compiled (ripgrep itself applies every rule).
  */
 export function ignoreLayer(base: string, text: string): IgnoreLayer {
-  const rules = text.split(/\r?\n/).filter((line) => line.length <= LIMITS.globMaxChars && line.split("**").length - 1 <= LIMITS.gitignoreMaxGlobstars);
-  return { base, rules: ignore({ allowRelativePaths: true }).add(rules) };
+  return { base, rules: ignore({ allowRelativePaths: true }).add(boundedIgnoreRules(text)) };
 }
 
 /**

@@ -12,6 +12,8 @@ import { LocalFileOperations } from "../fileops/local.js";
 import type { FileOperations } from "../fileops/types.js";
 import { LIMITS } from "../guards/limits.js";
 import { isAtomicTempPath } from "../fileops/tempFiles.js";
+import { runJsSearch } from "./fallback.js";
+import { watchFifoWaits } from "./fifoWait.js";
 import { GlobLimitError } from "./globMatch.js";
 import { globMatcher, relativePath } from "./globs.js";
 import { emptyOutcome, type LineRecord, type SearchOutcome, type SearchRequest } from "./types.js";
@@ -73,6 +75,8 @@ export interface RipgrepVia {
 /** A started ripgrep: its output arrives through the handlers given to {@link launch}. */
 interface Launched {
   kill(): void;
+  /** The local process (absent when ripgrep runs inside an Environment). */
+  pid?: number;
 }
 
 interface LaunchHandlers {
@@ -91,7 +95,7 @@ function launch(binary: string, args: string[], cwd: string, timeoutMs: number, 
     child.stderr.on("data", on.stderr);
     child.on("error", on.error);
     child.on("close", on.close);
-    return { kill: () => child.kill("SIGKILL") };
+    return { kill: () => child.kill("SIGKILL"), ...(child.pid !== undefined ? { pid: child.pid } : {}) };
   }
   const abort = new AbortController();
   const stderrDecoder = new StringDecoder("utf8");
@@ -146,11 +150,15 @@ export async function runRipgrep(req: SearchRequest, binary = "rg", via?: Ripgre
   const exclude = req.target === "content" ? req.exclude : undefined;
   // Another writer's half-written temp file is never a result.
   const wanted = (file: string) => !isAtomicTempPath(file) && globbed(file) && !exclude?.(file);
-  return new Promise((resolveOnce) => {
+  const started = Date.now();
+  let stuck = false;
+  const outcome = await new Promise<SearchOutcome>((resolveOnce) => {
     let settled = false;
+    let unwatch = () => undefined as void;
     const resolve = (o: SearchOutcome) => {
       if (settled) return;
       settled = true;
+      unwatch();
       resolveOnce(o);
     };
     let bytes = 0;
@@ -234,7 +242,19 @@ export async function runRipgrep(req: SearchRequest, binary = "rg", via?: Ripgre
       },
       close: (code) => onClose(code),
     });
+    // A planted FIFO (`.gitignore`) holds ripgrep for good: stop it and let the JS engine answer.
+    if (child.pid !== undefined) {
+      unwatch = watchFifoWaits(child.pid, () => {
+        if (stopped) return;
+        stopped = stuck = true;
+        clearTimeout(timer);
+        child.kill();
+        resolve(out);
+      });
+    }
   });
+  if (!stuck) return outcome;
+  return runJsSearch({ ...req, timeoutMs: Math.max(1, req.timeoutMs - (Date.now() - started)) });
 }
 
 /**
