@@ -13,12 +13,13 @@ import { execFile } from "node:child_process";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { promisify } from "node:util";
-import { initCommandScreen, screenCommand } from "../src/guards/commands.js";
+import { initCommandScreen, isDangerousCommand } from "../src/guards/commands.js";
 import { BENIGN, HOSTILE } from "../tests/fixtures/commandCorpus.js";
 import { fmt, median } from "./fixtures.js";
 import { isDangerousCommand as legacyScreen } from "./legacyRegexScreen.js";
 
 const require = createRequire(import.meta.url);
+const screenCommand = (c: string) => isDangerousCommand(c) ?? undefined;
 const run_ = promisify(execFile);
 
 /** Constructs the screen must see into: the command that runs, or (`runs: false`) one that is only text. */
@@ -256,7 +257,7 @@ export async function run({ quick }: { quick: boolean }): Promise<string> {
     `Constructs missed — ${misses.join("; ")}.`,
     "",
     "Choice: mvdan-sh. It is the bash grammar of shfmt, agrees with `bash -n` on the corpus (so a line it rejects is one bash would not run " +
-      "either), surfaces every construct, and is synchronous, so `screenCommand` stays a plain function. tree-sitter parses faster and " +
+      "either), surfaces every construct, and is synchronous, so `isDangerousCommand` stays a plain function. tree-sitter parses faster and " +
       "recovers from errors, but needs async WebAssembly initialisation and its tree must be mapped onto bash semantics node by node; " +
       "bash-parser fails on process substitution, arrays and `$'…'`. The screen's cost per command (parse, copy of the tree into plain " +
       "objects, rules) is well under a millisecond at the median, small beside starting `bash` for the command itself; the mean is higher " +

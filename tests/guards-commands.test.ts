@@ -1,14 +1,20 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { initCommandScreen, screenCommand } from "../src/guards/commands.js";
+import { initCommandScreen, isDangerousCommand } from "../src/guards/commands.js";
+import { screen } from "../src/guards/commands/walk.js";
+import { LIMITS } from "../src/guards/limits.js";
 import type { StructuredTool } from "@langchain/core/tools";
 import { createBasicTools } from "../tools/index.js";
-import { isDangerousCommand } from "../tools/dangerousCommands.js";
+import { isDangerousCommand as fromTools } from "../tools/dangerousCommands.js";
 import { tempRoot } from "./helpers/agentHarness.js";
 import { BENIGN, HOSTILE } from "./fixtures/commandCorpus.js";
+import { BENIGN_DEV, HOSTILE_WRITTEN } from "./fixtures/commandCorpusWritten.js";
+
+/** The screen's answer, `undefined` when it passes (reads better in the assertions below). */
+const screenCommand = (c: string) => isDangerousCommand(c) ?? undefined;
 
 
-describe("screenCommand", () => {
+describe("isDangerousCommand", () => {
   initCommandScreen();
 
   it(`refuses every hostile line (${HOSTILE.length})`, () => {
@@ -21,7 +27,20 @@ describe("screenCommand", () => {
     assert.deepEqual(refused, [], `${refused.length} benign lines refused`);
   });
 
+  it(`refuses every danger written in the line (${HOSTILE_WRITTEN.length}: re-parsed text, cd, /proc/*/root, write options, wrappers, loops, arrays)`, () => {
+    const missed = HOSTILE_WRITTEN.filter((c) => screenCommand(c) === undefined);
+    assert.deepEqual(missed, [], `${missed.length} hostile lines passed`);
+  });
+
+  it(`passes every everyday developer command (${BENIGN_DEV.length})`, () => {
+    const refused = BENIGN_DEV.map((c) => [c, screenCommand(c)]).filter(([, r]) => r !== undefined);
+    assert.deepEqual(refused, [], `${refused.length} benign lines refused`);
+  });
+
   it("has at least 150 lines of each kind", () => {
+    assert.ok(HOSTILE_WRITTEN.length >= 150 && BENIGN_DEV.length >= 150, "the written-danger corpus has 150 of each");
+    assert.equal(new Set(HOSTILE_WRITTEN).size, HOSTILE_WRITTEN.length, "duplicate hostile lines");
+    assert.equal(new Set(BENIGN_DEV).size, BENIGN_DEV.length, "duplicate benign lines");
     console.log(`command screen corpus: ${HOSTILE.length} hostile, ${BENIGN.length} benign`);
     assert.ok(HOSTILE.length >= 150, `only ${HOSTILE.length} hostile lines`);
     assert.ok(BENIGN.length >= 150, `only ${BENIGN.length} benign lines`);
@@ -84,9 +103,46 @@ describe("screenCommand", () => {
     await cleanup();
   });
 
-  it("keeps isDangerousCommand's string | null shape for existing callers", () => {
+  it("is one check with a string | null shape, the same from the tools' path", () => {
     assert.equal(isDangerousCommand("ls"), null);
     assert.equal(typeof isDangerousCommand("busybox rm -rf /"), "string");
+    assert.equal(fromTools, isDangerousCommand);
+  });
+});
+
+describe("isDangerousCommand stays linear and bounded on hostile sizes", () => {
+  initCommandScreen();
+  // Work units, not time: the screen charges every node and word to one budget.
+  const work = (c: string) => screen(c).work;
+
+  it("screens a 1,000- and a 5,000-stage pipeline with work linear in the stages", { timeout: 120_000 }, () => {
+    const pipe = (n: number) => Array(n).fill("sh").join("|");
+    const w1 = work(pipe(1000));
+    const w5 = work(pipe(5000));
+    assert.equal(isDangerousCommand(pipe(1000)), null);
+    assert.equal(isDangerousCommand(pipe(5000)), null);
+    assert.ok(w5 <= w1 * 5.5, `5x the stages cost ${w5 / w1}x the work`);
+    // Still sees a danger at the end of a long pipeline.
+    assert.match(isDangerousCommand(Array(5000).fill("curl x").join("|") + "|sh") ?? "", /pipes a download into sh/);
+  });
+
+  it("refuses past the size, work and nesting budgets with a message saying so", { timeout: 120_000 }, () => {
+    const size = isDangerousCommand("echo " + "a".repeat(LIMITS.commandScreenMaxChars));
+    assert.match(size ?? "", /characters long, more than the 100000 the danger screen checks: split it into smaller commands, or write the script to a file/);
+    const many = Array(40_000).fill("a").join("|");
+    assert.ok(many.length <= LIMITS.commandScreenMaxChars);
+    assert.match(isDangerousCommand(many) ?? "", /more than the danger screen checks \(250000 syntax nodes and words\)/);
+    assert.ok(screen(many).work <= LIMITS.commandScreenMaxWork + 64, "stops at the budget");
+    const deep = "{ ".repeat(LIMITS.commandScreenMaxNesting + 10) + "ls" + "; }".repeat(LIMITS.commandScreenMaxNesting + 10);
+    assert.match(isDangerousCommand(deep) ?? "", /nests groups or substitutions more than 200 levels deep/);
+  });
+
+  it("bounds values that grow by doubling, brace bombs and long loop lists", { timeout: 120_000 }, () => {
+    assert.doesNotThrow(() => isDangerousCommand("a=xxxxxxxx; " + "a=$a$a; ".repeat(60) + "echo $a"));
+    assert.doesNotThrow(() => isDangerousCommand("echo " + "{a,b}".repeat(20_000)));
+    // A long list cannot push the danger past the alternatives the screen keeps.
+    assert.match(isDangerousCommand("for d in " + "x ".repeat(5000) + "/etc; do rm -rf $d; done") ?? "(passed)", /^`rm -r \/etc` would delete a system directory/);
+    assert.ok(work("for d in " + "x ".repeat(5000) + "; do rm -rf $d; done") < 50_000);
   });
 });
 
