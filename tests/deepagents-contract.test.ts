@@ -168,7 +168,8 @@ test("delete removes a directory recursively; a directory holding a credential f
   assert.ok((await stat("/etc/hostname")).isFile(), "the symlink's target is untouched");
   assert.match(text(refused), /'\/conf' was not deleted: it holds protected credential files \(\/conf\/\.env\)/);
   assert.equal(await readFile(path.join(dir, "conf", "app.json"), "utf8"), "{}");
-  assert.match(text(rootDel), /whole workspace/);
+  assert.match(text(rootDel), /'\/' was not deleted: it holds protected credential files \(\/conf\/\.env\)/, "clearing the root follows the same rule");
+  assert.equal(await readFile(path.join(dir, "conf", ".env"), "utf8"), "KEY=1\n");
   assert.ok(!text(refused).includes(root), "no host path");
 });
 

@@ -113,7 +113,7 @@ describe("read_file: images", () => {
     const big = Buffer.concat([PNG, Buffer.alloc(3000, 1)]);
     await writeFile(path.join(ws, "big.png"), big);
     const r = await readJson({ path: "big.png" }, { maxImageBytes: 2048 });
-    assert.match(r.error, /is an image of 3 KB, over the 2 KB limit for images.*smaller copy/);
+    assert.match(r.error, /is too large to read: an image of 3 KB, over the 2 KB limit for images.*smaller copy/);
     assert.ok(imageOf(await readRaw({ path: "big.png" })), "fits the default cap");
     assert.equal(LIMITS.imageMaxBytes, 5 * 1024 * 1024);
     assert.throws(() => createReadFileTool({ rootDir: root, maxImageBytes: 0 }), /maxImageBytes/);

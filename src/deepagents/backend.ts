@@ -29,7 +29,7 @@ import type {
 } from "deepagents";
 import { isAtomicTempName } from "../fileops/tempFiles.js";
 import { hasBinaryExtension, SNIFF_BYTES, sniffBinary } from "../guards/binary.js";
-import { mediaReadDecision } from "../guards/media.js";
+import { binaryTooLargeMessage, mediaReadDecision, type BinaryLoads } from "../guards/media.js";
 import { PdfReadError } from "../media/pdf.js";
 import { openForRead, pdfLines, type OpenedRead } from "../media/read.js";
 import { accessOpenGuard, contentAccessReason, looksLikeDedupStub, writeAccessReason, type AccessPolicy } from "../guards/access.js";
@@ -50,7 +50,7 @@ import { threadIdFromConfig } from "../context/thread.js";
 import { commandEnvironmentForThread, DEFAULT_COMMAND_TIMEOUT_SECONDS, DEFAULT_MAX_OUTPUT_CHARS, prepareCommandSandbox, runAgentCommand, type CommandSandboxOptions } from "../fileops/command.js";
 import { parseOptions, strictKeys } from "../options.js";
 import { GlobLimitError, globMatcher } from "./glob.js";
-import { decodeBase64, isBase64Path } from "./mime.js";
+import { decodeBase64, isBase64Path, mimeTypeForPath } from "./mime.js";
 import { isStale, staleWriteWarning, BACKEND_WARNING_KEY } from "../guards/staleness.js";
 import { DEFAULT_MAX_TRANSFER_BYTES, getFile, isTransferRefusal, putFile, realTarget, writeDestination, type TransferSettings } from "../files/transfer.js";
 
@@ -92,6 +92,18 @@ export interface WorkbenchBackendOptions {
   maxImageBytes?: number;
   /** Return images for deepagents' image blocks (default true); false refuses them with guidance. */
   readImages?: boolean;
+  /**
+   * Return audio and video files (recognised by their bytes, up to 10 MiB) for deepagents' audio
+   * and video blocks, as deepagents' own backends do (default true); false refuses them.
+   */
+  readAudioVideo?: boolean;
+  /**
+   * What `read` returns for a PDF: `"text"` (default) its extracted text, windowed by lines and
+   * redacted — works with every model; `"file"` its bytes (up to 10 MiB), which deepagents'
+   * read_file hands the model as a `file` block, as deepagents' own backends do (the model must
+   * accept PDF input; the text is then not redacted).
+   */
+  pdfAs?: "text" | "file";
   /** Most files `glob`/`grep` visit before reporting a truncated result (default 20,000). */
   maxWalkFiles?: number;
   /** Largest file `grep` searches, in bytes (default 5 MB). */
@@ -116,8 +128,10 @@ export interface WorkbenchExecuteOptions {
   env?: Record<string, string>;
   /** Sandbox for commands on this machine (default `"auto"`), as run_command's `sandbox` option. */
   sandbox?: CommandSandboxOptions["sandbox"];
-  /** Network inside the sandbox (default false). */
-  network?: boolean;
+  /** Network inside the sandbox (default false), as run_command's `network` option (`true` or an allow-list). */
+  network?: CommandSandboxOptions["network"];
+  /** Credentials commands see only as sentinels, as run_command's `secrets` option. */
+  secrets?: CommandSandboxOptions["secrets"];
 }
 
 /**
@@ -131,7 +145,7 @@ const workbenchBackendOptionsSchema = strictKeys<WorkbenchBackendOptions>({
   environment: true,
   // An object's keys are checked here; any other value is left to the constructor's own message.
   execute: z.union([
-    strictKeys<WorkbenchExecuteOptions>({ timeoutSeconds: true, maxOutputChars: true, allowDangerous: true, env: true, sandbox: true, network: true }),
+    strictKeys<WorkbenchExecuteOptions>({ timeoutSeconds: true, maxOutputChars: true, allowDangerous: true, env: true, sandbox: true, network: true, secrets: true }),
     z.custom((v) => typeof v !== "object" || v === null || Array.isArray(v)),
   ]),
   credentialPatterns: true,
@@ -140,6 +154,8 @@ const workbenchBackendOptionsSchema = strictKeys<WorkbenchBackendOptions>({
   maxLineChars: true,
   maxImageBytes: true,
   readImages: true,
+  readAudioVideo: true,
+  pdfAs: true,
   maxWalkFiles: true,
   maxGrepFileBytes: true,
   skipDirs: true,
@@ -182,6 +198,8 @@ export class WorkbenchBackend implements BackendProtocolV2 {
   private readonly maxReadChars: number;
   private readonly maxLineChars: number;
   private readonly maxImageBytes: number;
+  private readonly readAudioVideo: boolean;
+  private readonly pdfAs: "text" | "file";
   private readonly maxWalkFiles: number;
   private readonly maxGrepFileBytes: number;
   private readonly skipDirs: ReadonlySet<string>;
@@ -206,6 +224,10 @@ export class WorkbenchBackend implements BackendProtocolV2 {
     this.maxReadChars = positiveInt("maxReadChars", options.maxReadChars, DEFAULTS.maxReadChars);
     this.maxLineChars = positiveInt("maxLineChars", options.maxLineChars, DEFAULTS.maxLineChars);
     this.maxImageBytes = options.readImages === false ? 0 : positiveInt("maxImageBytes", options.maxImageBytes, LIMITS.imageMaxBytes);
+    if (options.readAudioVideo !== undefined && typeof options.readAudioVideo !== "boolean") throw new TypeError("WorkbenchBackend: readAudioVideo must be a boolean");
+    this.readAudioVideo = options.readAudioVideo ?? true;
+    if (options.pdfAs !== undefined && options.pdfAs !== "text" && options.pdfAs !== "file") throw new TypeError('WorkbenchBackend: pdfAs must be "text" or "file"');
+    this.pdfAs = options.pdfAs ?? "text";
     this.maxWalkFiles = positiveInt("maxWalkFiles", options.maxWalkFiles, DEFAULTS.maxWalkFiles);
     this.maxGrepFileBytes = positiveInt("maxGrepFileBytes", options.maxGrepFileBytes, DEFAULTS.maxGrepFileBytes);
     this.skipDirs = new Set(options.skipDirs ?? DEFAULTS.skipDirs);
@@ -317,13 +339,15 @@ export class WorkbenchBackend implements BackendProtocolV2 {
   /**
    * A window of a text file: `offset` is 0-based (deepagents' convention), lines longer than
    * `maxLineChars` are cut, secrets redacted. A PNG/JPEG/GIF/WebP image (by its bytes, up to
-   * `maxImageBytes`) comes back whole as bytes with its MIME type, which deepagents' read_file
-   * turns into an image block; a PDF as its extracted text, windowed by lines. Refuses
-   * credential, other binary, device and non-regular files.
+   * `maxImageBytes`) and audio or video (by its bytes, up to 10 MiB; option `readAudioVideo`)
+   * come back whole as bytes with their MIME type — offset and limit do not apply — which
+   * deepagents' read_file turns into image/audio/video blocks; a PDF as its extracted text,
+   * windowed by lines (or, with `pdfAs: "file"`, its bytes for a file block). Refuses credential,
+   * other binary, device and non-regular files.
    */
   async read(filePath: string, offset = 0, limit = 500): Promise<ReadResult> {
     return this.guarded(filePath, async (t) => {
-      const opened = await this.openRead(t, true);
+      const opened = await this.openRead(t, true, { audioVideo: this.readAudioVideo });
       if ("error" in opened) return { error: opened.error };
       const start = Math.max(0, Math.floor(Number.isFinite(offset) ? offset : 0));
       if (limit === 0 && opened.kind === "text") return { content: "", mimeType: "text/plain" };
@@ -332,8 +356,13 @@ export class WorkbenchBackend implements BackendProtocolV2 {
         const changed = await this.recheckAfterRead(t);
         if (changed) return { error: changed };
         // deepagents' read_file turns image bytes into an image block for the model.
-        if (opened.kind === "image") return { content: new Uint8Array(opened.bytes), mimeType: opened.mimeType };
+        if (opened.kind === "image" || opened.kind === "audio" || opened.kind === "video") return { content: new Uint8Array(opened.bytes), mimeType: opened.mimeType };
+        if (opened.kind === "pdf" && this.pdfAs === "file") {
+          if (opened.bytes.length > LIMITS.binaryReadMaxBytes) return { error: binaryTooLargeMessage(t.shown, opened.bytes.length) };
+          return { content: new Uint8Array(opened.bytes), mimeType: "application/pdf" };
+        }
         if (opened.kind === "pdf") return this.readPdf(t, opened.bytes, start, count);
+        return { error: `'${t.shown}' is a binary file; read shows text, images, audio, video and PDFs only.` };
       }
       const guard = this.openGuard("read", t);
       const window = await t.ops.readLines(t.system, { offset: start + 1, limit: count, maxLineChars: this.maxLineChars }, guard);
@@ -377,19 +406,21 @@ export class WorkbenchBackend implements BackendProtocolV2 {
   }
 
   /**
-   * The whole text file (redacted) as deepagents `FileData`, or an image's or PDF's bytes with
-   * their MIME type; refuses the same files as `read` and text files over 4× `maxReadChars` bytes.
+   * The whole text file (redacted) as deepagents `FileData`, or any binary's bytes as a
+   * `Uint8Array` (up to 10 MiB) with its MIME type (by its bytes, else deepagents' extension
+   * table); refuses credential, device and non-regular files and text files over 4×
+   * `maxReadChars` bytes.
    */
   async readRaw(filePath: string): Promise<ReadRawResult> {
     return this.guarded(filePath, async (t) => {
-      const opened = await this.openRead(t, true);
+      const opened = await this.openRead(t, true, { anyBinary: true });
       if ("error" in opened) return { error: opened.error };
       const s = (await t.ops.stat(t.system))!;
       if (opened.kind !== "text") {
         const changed = await this.recheckAfterRead(t);
         if (changed) return { error: changed };
         const stamp = new Date(s.mtimeMs).toISOString();
-        const mimeType = opened.kind === "image" ? opened.mimeType : "application/pdf";
+        const mimeType = opened.kind === "pdf" ? "application/pdf" : (opened.mimeType ?? mimeTypeForPath(t.system));
         return { data: { content: new Uint8Array(opened.bytes), mimeType, created_at: stamp, modified_at: stamp } };
       }
       if (s.size > this.maxReadChars * 4) {
@@ -488,14 +519,15 @@ export class WorkbenchBackend implements BackendProtocolV2 {
 
   /**
    * Deletes a file, a symlink (never its target) or a directory with everything under it. A
-   * directory holding a protected credential file anywhere inside is refused as a whole; the
-   * workspace root itself is never deleted.
+   * directory holding a protected credential file anywhere inside is refused as a whole. `/`
+   * clears the workspace's contents (deepagents' rule); the workspace directory itself stays.
    */
   async delete(filePath: string): Promise<DeleteResult> {
     return this.guarded(filePath, async (t) => {
-      if (t.ws.toAgentPath(t.system) === ".") return { error: "The path names the whole workspace; delete the files or directories inside it instead." };
+      const isRoot = t.ws.toAgentPath(t.system) === ".";
       const s = await t.ops.lstat(t.system);
-      if (!s) return { error: `'${t.shown}' not found.` };
+      if (!s) return isRoot ? { path: t.shown, filesUpdate: null } : { error: `'${t.shown}' not found.` };
+      if (isRoot && s.type !== "directory") return { error: "The workspace directory is not a directory here; delete the files inside it one by one." };
       const policy = { ...this.policy(t.ws), workspaceDir: t.ws.dir };
       const denied = writeAccessReason(t.system, policy);
       if (denied) return { error: `'${t.shown}' ${denied}` };
@@ -514,7 +546,8 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       }
       const guard = this.openGuard("write", t);
       for (const e of tree.entries) await t.ops.remove(e, guard);
-      for (const d of tree.dirs.reverse()) await t.ops.removeEmptyDir(d);
+      // deepagents' rule for "/": its contents are cleared, the workspace directory itself stays.
+      for (const d of tree.dirs.reverse()) if (!isRoot || d !== t.system) await t.ops.removeEmptyDir(d);
       return { path: t.shown, filesUpdate: null };
     });
   }
@@ -741,7 +774,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
    * The read guards, then what the file is (src/media): text, or — with `loadMedia` — an image
    * or a PDF loaded under its size cap. Without `loadMedia` media is refused as not text.
    */
-  private async openRead(t: Target, loadMedia: boolean): Promise<{ error: string } | Exclude<OpenedRead, { kind: "refused" }>> {
+  private async openRead(t: Target, loadMedia: boolean, loads: BinaryLoads = {}): Promise<{ error: string } | Exclude<OpenedRead, { kind: "refused" }>> {
     const policy = this.policy(t.ws);
     const named = contentAccessReason(t.system, { ...policy, workspaceDir: t.ws.dir });
     if (named) return { error: `'${t.shown}' ${named}` };
@@ -756,7 +789,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
     const target = { systemPath: t.system, shown: t.shown, names: [t.system, real] };
     const guard = this.openGuard("read", t);
     if (loadMedia) {
-      const opened = await openForRead(t.ops, target, s.size, guard, this.maxImageBytes);
+      const opened = await openForRead(t.ops, target, s.size, guard, this.maxImageBytes, loads);
       return opened.kind === "refused" ? { error: opened.reason } : opened;
     }
     const head = await t.ops.readBytes(t.system, 0, Math.min(SNIFF_BYTES, s.size), guard);

@@ -6,6 +6,20 @@
  */
 import path from "node:path";
 
+/** deepagents 1.14's MIME table for its binary extensions (`getMimeType`). */
+const BINARY_MIME_TYPES: Readonly<Record<string, string>> = {
+  ".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp", ".heic": "image/heic", ".heif": "image/heif",
+  ".mp3": "audio/mpeg", ".wav": "audio/wav", ".aiff": "audio/aiff", ".aac": "audio/aac", ".ogg": "audio/ogg", ".flac": "audio/flac",
+  ".mp4": "video/mp4", ".webm": "video/webm", ".mpeg": "video/mpeg", ".mov": "video/quicktime", ".avi": "video/x-msvideo", ".flv": "video/x-flv",
+  ".mpg": "video/mpeg", ".wmv": "video/x-ms-wmv", ".3gpp": "video/3gpp",
+  ".pdf": "application/pdf", ".ppt": "application/vnd.ms-powerpoint", ".pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+};
+
+/** The MIME type deepagents gives a binary file by its extension; `application/octet-stream` for the rest. */
+export function mimeTypeForPath(filePath: string): string {
+  return BINARY_MIME_TYPES[path.posix.extname(filePath).toLowerCase()] ?? "application/octet-stream";
+}
+
 const BASE64_EXTENSIONS = new Set([
   ".png", ".jpg", ".jpeg", ".gif", ".webp", ".heic", ".heif",
   ".mp3", ".wav", ".aiff", ".aac", ".ogg", ".flac",
