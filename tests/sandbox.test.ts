@@ -248,10 +248,12 @@ describe("SandboxEnvironment (real bwrap)", { skip }, () => {
       assert.deepEqual([...bin.stdout], [0, 255, 10, 1]);
     });
 
-    it("runs in the workspace at its host path, and in a subdirectory as cwd", async () => {
+    it("runs in the workspace at /workspace, and in a subdirectory as cwd (given as a host or a sandbox path)", async () => {
       await mkdir(path.join(ws, "sub"), { recursive: true });
-      assert.equal((await sandbox.exec("pwd")).stdout.toString(), `${ws}\n`);
-      assert.equal((await sandbox.exec("pwd", { cwd: path.join(ws, "sub") })).stdout.toString(), `${path.join(ws, "sub")}\n`);
+      assert.equal((await sandbox.exec("pwd")).stdout.toString(), "/workspace\n");
+      assert.equal((await sandbox.exec("pwd", { cwd: path.join(ws, "sub") })).stdout.toString(), "/workspace/sub\n");
+      assert.equal((await sandbox.exec("pwd", { cwd: "/workspace/sub" })).stdout.toString(), "/workspace/sub\n");
+      await assert.rejects(sandbox.exec("pwd", { cwd: "/workspace/../etc" }), /inside the sandbox workspace/);
     });
 
     it("shares files with the host: written inside, read outside and back", async () => {
@@ -276,7 +278,7 @@ describe("SandboxEnvironment (real bwrap)", { skip }, () => {
       assert.match(given.stdout.toString(), /^FOO=bar baz$/m);
       const dflt = await sandbox.exec('echo "$HOME|$PATH|$TMPDIR"; env | grep -c . ');
       const [line] = dflt.stdout.toString().split("\n");
-      assert.equal(line, `${ws}|/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin|/tmp`);
+      assert.equal(line, "/workspace|/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin|/tmp");
     });
 
     it("streams output through onOutput without buffering it", async () => {
@@ -313,8 +315,9 @@ describe("SandboxEnvironment (real bwrap)", { skip }, () => {
 
     it("creates a missing workspace directory", async () => {
       const dir = path.join(root, "thread-new", "deep");
-      const r = await new SandboxEnvironment({ workspaceDir: dir }).exec("pwd");
-      assert.equal(r.stdout.toString(), `${dir}\n`);
+      const r = await new SandboxEnvironment({ workspaceDir: dir }).exec("pwd; touch made");
+      assert.equal(r.stdout.toString(), "/workspace\n");
+      assert.equal(await exists(path.join(dir, "made")), true);
     });
 
     it("shows extra read-only binds, read-only", async () => {

@@ -15,6 +15,7 @@ import { isLocalFileOperations } from "../src/fileops/locality.js";
 import { ENVIRONMENT_OPTION_MESSAGE, isEnvironmentOption, ThreadEnvironments } from "../src/fileops/threadEnvironment.js";
 import { OpenRefusedError, type FileOperations, type OpenGuard } from "../src/fileops/types.js";
 import { accessOpenGuard, contentAccessReason, type AccessPolicy } from "../src/guards/access.js";
+import { protectedPathList, protectedPathsOptionSchema, type ProtectedPath, type ProtectedPathsOption } from "../src/guards/protectedPaths.js";
 import type { CredentialPattern } from "../src/guards/credentials.js";
 import { LIMITS } from "../src/guards/limits.js";
 import { writeTargetReason } from "../src/guards/writeTargets.js";
@@ -75,6 +76,12 @@ export interface FileToolOptions {
    */
   allowHardLinks?: boolean;
   /**
+   * Workspace paths write_file and patch never write (shell rc files, `.git/config`,
+   * `.git/hooks/`, `.vscode/`…; the list in src/guards/protectedPaths.ts, the same the sandbox
+   * binds read-only): `{ paths?, extra?, allowGitConfig?, protectAgentInstructions? }`, or `false`.
+   */
+  protectedPaths?: ProtectedPathsOption;
+  /**
    * Where read_file keeps line counts and line indexes between calls (default: a new one per
    * tool). Tools given the same caches share them; its `close()` releases them.
    */
@@ -97,6 +104,7 @@ export interface ResolvedFileToolOptions {
   countLinesInlineMaxBytes: number;
   homeDir: string;
   allowHardLinks: boolean;
+  protectedPaths: ProtectedPath[];
   caches: FileToolCaches;
 }
 
@@ -129,6 +137,7 @@ export const fileToolOptionsSchema = z
       countLinesInlineMaxBytes: positiveInt("countLinesInlineMaxBytes"),
       homeDir: z.string("homeDir must be an absolute path").refine((p) => path.isAbsolute(p), "homeDir must be an absolute path").optional(),
       allowHardLinks: z.boolean("allowHardLinks must be a boolean").optional(),
+      protectedPaths: protectedPathsOptionSchema.optional(),
       caches: z.instanceof(FileToolCaches, { error: "caches must be a FileToolCaches" }).optional(),
     },
     "file tool options must be an object",
@@ -159,6 +168,7 @@ export function resolveFileToolOptions(options: FileToolOptions = {}): ResolvedF
     countLinesInlineMaxBytes: options.countLinesInlineMaxBytes ?? 32 * 1024 * 1024,
     homeDir: options.homeDir ?? os.homedir(),
     allowHardLinks: options.allowHardLinks === true,
+    protectedPaths: protectedPathList(options.protectedPaths),
     caches: options.caches ?? new FileToolCaches(),
   };
 }
@@ -229,6 +239,7 @@ export function accessPolicyFor(target: FileTarget, opts: ResolvedFileToolOption
     credentialPatterns: opts.credentialPatterns,
     homeDir: opts.homeDir,
     allowHardLinks: opts.allowHardLinks,
+    protectedPaths: opts.protectedPaths,
   };
 }
 

@@ -47,8 +47,17 @@ export interface RunCommandToolOptions {
   fileOps?: FileOperations;
   /** Sandbox for commands on this machine: `"auto"` (default), `"required"` or `"off"`; see {@link CommandSandboxOptions}. */
   sandbox?: CommandSandboxOptions["sandbox"];
-  /** Network inside the sandbox (default false). */
-  network?: boolean;
+  /**
+   * Network inside the sandbox: `false` (default), `true`, or `{ allow: [...], deny? }` (only
+   * those hosts, through the egress proxy); see {@link CommandSandboxOptions}.
+   */
+  network?: CommandSandboxOptions["network"];
+  /** Credentials commands see only as sentinels; see {@link CommandSandboxOptions}. */
+  secrets?: CommandSandboxOptions["secrets"];
+  /** Resource limits of each sandboxed command; see {@link CommandSandboxOptions}. */
+  limits?: CommandSandboxOptions["limits"];
+  /** Workspace paths read-only in the sandbox (default list in guards/protectedPaths.ts); see {@link CommandSandboxOptions}. */
+  protectedPaths?: CommandSandboxOptions["protectedPaths"];
 }
 
 /** The checks on {@link RunCommandToolOptions} (strict: an unknown key throws, naming the accepted ones). */

@@ -9,12 +9,15 @@ import { StringDecoder } from "node:string_decoder";
 import { z } from "zod";
 import type { Environment } from "./environment.js";
 import { shellQuote } from "./quote.js";
-import { commandEnvironmentFor, defaultSandboxEnv, type CommandEnvironment } from "./sandbox.js";
+import { commandEnvironmentFor, defaultSandboxEnv, SandboxEnvironment, sandboxLimitsSchema, type CommandEnvironment } from "./sandbox.js";
+import { protectedPathsOptionSchema, type ProtectedPathsOption } from "../guards/protectedPaths.js";
+import { networkOptionSchema, secretsOptionSchema, type NetworkOption, type SecretsOption } from "./egressProxy.js";
 import { defaultLocalEnvironment, isLocalEnvironment, type ThreadEnvironments } from "./threadEnvironment.js";
 import type { FileOperations } from "./types.js";
 import { redactSecrets } from "../guards/redact.js";
+import { mountPathToHost } from "../rewrite/mountPath.js";
 import { resolveRootDir, type Workspace } from "../workspace.js";
-import { screenCommand } from "../guards/commands.js";
+import { isDangerousCommand } from "../guards/commands.js";
 
 /** Default limit on how long a command may run. */
 export const DEFAULT_COMMAND_TIMEOUT_SECONDS = 60;
@@ -181,13 +184,32 @@ export interface CommandSandboxOptions {
    * own isolation.
    */
   sandbox?: "auto" | "required" | "off";
-  /** Let sandboxed commands use the network (default false: no network at all). */
-  network?: boolean;
+  /**
+   * Network of sandboxed commands. `false` (default): none at all. `true`: the host's network.
+   * `{ allow: [...], deny?, onEgress? }`: only the listed hosts, through the egress proxy
+   * (README "Network and secrets in the sandbox"); needs the sandbox (never falls back to unsandboxed).
+   */
+  network?: NetworkOption;
+  /** Credentials commands see only as sentinels: `{ GITHUB_TOKEN: { value, hosts: ["api.github.com"] } }`. Needs an allow-list. */
+  secrets?: SecretsOption;
+  /**
+   * Resource limits of each sandboxed command (processes, memoryBytes, cpuSeconds, fileSizeBytes,
+   * tmpfsBytes, outputBytes); unset ones keep their defaults (`SANDBOX_LIMITS`, README "Local sandbox").
+   */
+  limits?: z.input<typeof sandboxLimitsSchema>;
+  /**
+   * Workspace paths read-only in the sandbox (shell rc files, `.git/config`, `.git/hooks/`,
+   * `.vscode/`…, see guards/protectedPaths.ts): `{ paths?, extra?, allowGitConfig?, protectAgentInstructions? }`, or `false`.
+   */
+  protectedPaths?: ProtectedPathsOption;
 }
 
 export const commandSandboxSchema = {
   sandbox: z.enum(["auto", "required", "off"]).optional(),
-  network: z.boolean().optional(),
+  network: networkOptionSchema.optional(),
+  secrets: secretsOptionSchema.optional(),
+  limits: sandboxLimitsSchema.optional(),
+  protectedPaths: protectedPathsOptionSchema.optional(),
 };
 
 /**
@@ -199,7 +221,13 @@ export async function commandEnvironmentForThread(environments: ThreadEnvironmen
     const environment = await environments.environmentFor(ws.threadId);
     return { environment, sandboxed: environment.sandboxed === true };
   }
-  return commandEnvironmentFor(ws.dir, { sandbox: shell.sandbox ?? "auto", ...(shell.network === undefined ? {} : { network: shell.network }) });
+  return commandEnvironmentFor(ws.dir, {
+    sandbox: shell.sandbox ?? "auto",
+    ...(shell.network === undefined ? {} : { network: shell.network }),
+    ...(shell.secrets === undefined ? {} : { secrets: shell.secrets }),
+    ...(shell.limits === undefined ? {} : { limits: shell.limits }),
+    ...(shell.protectedPaths === undefined ? {} : { protectedPaths: shell.protectedPaths }),
+  });
 }
 
 /**
@@ -207,6 +235,16 @@ export async function commandEnvironmentForThread(environments: ThreadEnvironmen
  * one "unsandboxed" warning appears when the tools are built, not at the first call.
  */
 export function prepareCommandSandbox(shell: CommandSandboxOptions, hasEnvironment: boolean, rootDir?: string): void {
+  const egress = typeof shell.network === "object" || shell.secrets !== undefined;
+  if (shell.secrets !== undefined && typeof shell.network !== "object") {
+    throw new Error('shell.secrets need shell.network: { allow: [...] }: the egress proxy puts them into requests to their hosts.');
+  }
+  if (egress && hasEnvironment) {
+    throw new Error("shell.network allow-lists and shell.secrets apply to the local bubblewrap sandbox, not to a configured environment (container, SSH host): configure that environment's network instead.");
+  }
+  if (egress && shell.sandbox === "off") {
+    throw new Error('shell.network allow-lists and shell.secrets need the sandbox, but shell.sandbox is "off". Set it to "auto" or "required".');
+  }
   if (hasEnvironment || shell.sandbox === "off") return;
   if (shell.sandbox === "required" && !bwrapOnPath()) {
     throw new Error(
@@ -255,7 +293,7 @@ const AGENT_COMMAND_VARIABLES = { PAGER: "cat", GIT_PAGER: "cat", GIT_TERMINAL_P
  */
 export async function runAgentCommand(command: string, settings: AgentCommandSettings): Promise<AgentCommandResult> {
   if (!settings.allowDangerous) {
-    const reason = screenCommand(command);
+    const reason = isDangerousCommand(command);
     if (reason) {
       return {
         refused: `command refused because ${reason}. It is outside what this workspace tool may do; work on files inside the workspace instead. If this is really needed, ask the user to run it.`,
@@ -269,9 +307,12 @@ export async function runAgentCommand(command: string, settings: AgentCommandSet
   const extra = { ...AGENT_COMMAND_VARIABLES, ...settings.env };
   let line = command;
   let env: Record<string, string> | undefined;
+  // A bubblewrap sandbox shows the workspace at a neutral path; its output is mapped back below.
+  const mountPath = settings.environment instanceof SandboxEnvironment ? settings.environment.mountPath : undefined;
   if (isLocalEnvironment(settings.environment) && settings.environment.sandboxed === true) {
     // A sandbox sees none of the host's home or tools layout: a minimal, explicit environment.
-    env = { ...defaultSandboxEnv(ws.dir), PWD: ws.dir, ...extra };
+    const home = mountPath ?? ws.dir;
+    env = { ...defaultSandboxEnv(home), PWD: home, ...extra };
   } else if (isLocalEnvironment(settings.environment)) {
     env = { ...scrubEnv(process.env), PWD: ws.dir, ...extra };
   } else {
@@ -287,5 +328,6 @@ export async function runAgentCommand(command: string, settings: AgentCommandSet
     ...(settings.signal ? { signal: settings.signal } : {}),
   });
   const masked = settings.redact === false ? result.output : redactSecrets(result.output);
-  return { ...result, output: ws.rewrite(masked), truncated: result.totalChars > result.output.length };
+  const hostSpelled = mountPath === undefined ? masked : mountPathToHost(masked, mountPath, ws.dir);
+  return { ...result, output: ws.rewrite(hostSpelled), truncated: result.totalChars > result.output.length };
 }

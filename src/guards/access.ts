@@ -20,6 +20,7 @@ import path from "node:path";
 import type { OpenGuard, OpenedInfo } from "../fileops/types.js";
 import { credentialPathReason, type CredentialPattern } from "./credentials.js";
 import { devicePathReason } from "./devices.js";
+import { protectedPathReason, type ProtectedPath } from "./protectedPaths.js";
 import { writeTargetReason } from "./writeTargets.js";
 
 /** What the policy needs to know about the caller's setting. */
@@ -34,6 +35,8 @@ export interface AccessPolicy {
   homeDir?: string;
   /** Read files with more than one hard link (default false: refused). */
   allowHardLinks?: boolean;
+  /** Workspace paths never written (shell rc files, git config and hooks…). Default: `protectedPathList()`. */
+  protectedPaths?: readonly ProtectedPath[];
 }
 
 /** The note search answers carry instead of any count of hidden files or matches. */
@@ -120,6 +123,11 @@ export function writeAccessReason(realPath: string, policy: AccessPolicy): strin
   if (policy.confine && !isInside(policy.workspaceDir, realPath)) return OUTSIDE_REASON;
   const credential = credentialPathReason(patternPath(realPath, policy), policy.credentialPatterns);
   if (credential) return `is a protected credential file: the agent never writes, moves or deletes a protected file. ${credential}`;
+  if (isInside(policy.workspaceDir, realPath)) {
+    const rel = patternPath(realPath, policy);
+    const protectedPath = protectedPathReason(rel, policy.protectedPaths);
+    if (protectedPath) return protectedPath;
+  }
   if (!policy.confine && !isInside(policy.workspaceDir, realPath)) {
     const denied = writeTargetReason([realPath], policy.homeDir);
     if (denied) return "is under a protected location (system files and credential stores are never written). Write inside the workspace instead.";
