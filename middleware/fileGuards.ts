@@ -3,14 +3,16 @@
  *
  * - **Read dedup.** A read of the same `(file, offset, limit)` with an unchanged mtime answers
  *   with a short "unchanged" stub — but only while the earlier result (found by its
- *   tool_call_id) is still in `state.messages`. Once summarisation or context editing removed
- *   it, the file is read again for real. A second stub for the same window is refused, except
+ *   tool_call_id) is still in `state.messages` *and* reached the latest model call intact (see
+ *   receivedResults.ts). Once summarisation removed it, or context editing / trimming cleared it
+ *   in the model request, the file is read again for real. A second stub for the same window is refused, except
  *   within a run of identical consecutive reads, which loop detection answers.
  * - **Staleness.** write_file and patch on a file whose mtime changed since this thread last
  *   read (or wrote) it get a warning appended; the write still happens.
  * - **Loop detection.** The 3rd identical consecutive read_file call gets a warning (with the
  *   stub when the file is unchanged), the 4th is refused; any other tool call, a change of the
- *   file, or the earlier result leaving the conversation (summarisation) restarts the count.
+ *   file, or the earlier result leaving the conversation (summarisation) or the model's view
+ *   (context editing) restarts the count.
  *
  * State lives in private (`_`) fields with reducers, so parallel tool calls of one step merge
  * and any checkpointer persists it; every map is bounded (oldest entries evicted). The tools
@@ -28,6 +30,7 @@ import { argumentError } from "../tools/toolResult.js";
 import type { ToolCallStep } from "./toolCallSteps.js";
 import { isControlFlow, mapMessageText, toolErrorMessage, withStateUpdate, type ToolCallResult } from "./toolResults.js";
 import { parseOptions } from "../src/options.js";
+import { createReceivedResultsHook, receivedIntact, signToolResult, UNSEEN_RESULTS_FIELD, unseenResultsSchema } from "./receivedResults.js";
 
 /** One remembered read window. */
 export interface ReadLedgerEntry {
@@ -38,6 +41,8 @@ export interface ReadLedgerEntry {
   hits: number;
   /** Insertion order (for eviction). */
   seq: number;
+  /** Signature of that ToolMessage as stored (receivedResults.ts): what "reached the model intact" is checked against. */
+  sig?: string | undefined;
 }
 
 /** Last known mtime of a file this thread read or wrote. */
@@ -54,6 +59,8 @@ export interface ToolLoopState {
   mtimeMs?: number | null;
   /** The last counted call: once its result left the conversation, the count restarts. */
   toolCallId?: string;
+  /** Signature of that call's result (see {@link ReadLedgerEntry.sig}). */
+  sig?: string | undefined;
 }
 
 const MAX_ENTRIES_MESSAGE = "maxEntries must be a positive integer";
@@ -121,9 +128,11 @@ function mergeBounded<T extends { seq: number }>(max: number) {
   };
 }
 
-const ledgerEntrySchema = z.object({ mtimeMs: z.number(), toolCallId: z.string(), hits: z.number(), seq: z.number() });
+const ledgerEntrySchema = z.object({ mtimeMs: z.number(), toolCallId: z.string(), hits: z.number(), seq: z.number(), sig: z.string().optional() });
 const readTimeSchema = z.object({ mtimeMs: z.number(), seq: z.number() });
-const loopSchema = z.object({ signature: z.string(), count: z.number(), mtimeMs: z.number().nullable().optional(), toolCallId: z.string().optional() }).nullable();
+const loopSchema = z
+  .object({ signature: z.string(), count: z.number(), mtimeMs: z.number().nullable().optional(), toolCallId: z.string().optional(), sig: z.string().optional() })
+  .nullable();
 
 /**
  * The private state fields of the file guards, for a middleware's `StateSchema` (the
@@ -146,6 +155,8 @@ export function fileGuardStateFields(maxEntries = DEFAULT_MAX_ENTRIES) {
       // Parallel calls of one step: the last update wins; consecutive order is per step anyway.
       reducer: (_current: ToolLoopState | null, next: ToolLoopState | null) => next,
     }),
+    /** Tool call ids of watched results the latest model call got cleared or trimmed (receivedResults.ts). */
+    [UNSEEN_RESULTS_FIELD]: unseenResultsSchema,
   };
 }
 
@@ -155,6 +166,21 @@ export interface FileGuardState {
   _fileReadLedger?: Record<string, ReadLedgerEntry>;
   _fileReadTimes?: Record<string, ReadTimeEntry>;
   _toolLoop?: ToolLoopState | null;
+  _unseenResults?: string[] | undefined;
+}
+
+/**
+ * The guards' `wrapModelCall`: records which results the read ledger and loop detection point
+ * at reached the model intact (see receivedResults.ts), so dedup follows what the model received.
+ */
+export function fileGuardsModelCallHook(onError?: (error: unknown) => void) {
+  return createReceivedResultsHook<FileGuardState>((state) => {
+    const ids = new Map<string, string | undefined>();
+    for (const e of Object.values(state._fileReadLedger ?? {})) ids.set(e.toolCallId, e.sig);
+    const loop = state._toolLoop;
+    if (loop?.toolCallId) ids.set(loop.toolCallId, loop.sig);
+    return ids;
+  }, onError);
 }
 
 type Update = Record<string, unknown>;
@@ -169,8 +195,9 @@ function stableStringify(value: unknown): string {
     .join(",")}}`;
 }
 
-function messageStillPresent(messages: unknown[] | undefined, toolCallId: string): boolean {
-  return (messages ?? []).some((m) => ToolMessage.isInstance(m) && m.tool_call_id === toolCallId);
+/** The result of `toolCallId` is in the history and the latest model call received it intact. */
+function resultVisible(state: FileGuardState, toolCallId: string): boolean {
+  return receivedIntact(state, toolCallId) && (state.messages ?? []).some((m) => ToolMessage.isInstance(m) && m.tool_call_id === toolCallId);
 }
 
 function errorMessage(request: Request, payload: Record<string, unknown>): ToolMessage {
@@ -281,8 +308,13 @@ export function createFileGuardsStep(options: FileGuardsOptions = {}): FileGuard
     const repeats =
       loopBefore?.signature === signature &&
       (loopBefore.mtimeMs === undefined || loopBefore.mtimeMs === mtimeMs) &&
-      (loopBefore.toolCallId === undefined || messageStillPresent(state.messages, loopBefore.toolCallId));
-    const count = repeats ? loopBefore.count + 1 : 1;
+      (loopBefore.toolCallId === undefined || resultVisible(state, loopBefore.toolCallId));
+    const ledgerKey = target && probe.window ? `${target.key}\0${probe.window(toolCall.args)}` : undefined;
+    const entry = ledgerKey ? state._fileReadLedger?.[ledgerKey] : undefined;
+    const sameVersion = target !== undefined && target.mtimeMs !== null && entry !== undefined && entry.mtimeMs === target.mtimeMs;
+    // The model lost the content (cleared in its request, summarised): asking again is no loop.
+    const contentLost = sameVersion && !resultVisible(state, entry.toolCallId);
+    const count = repeats && !contentLost ? loopBefore.count + 1 : 1;
     const update: Update = { _toolLoop: { signature, count, mtimeMs, ...(toolCall.id ? { toolCallId: toolCall.id } : {}) } };
     if (count >= blockAt) {
       return withUpdate(
@@ -297,10 +329,7 @@ export function createFileGuardsStep(options: FileGuardsOptions = {}): FileGuard
         ? `You called ${toolCall.name} with the same arguments ${count} times in a row. The next identical call will be refused; use the content you already have.`
         : undefined;
 
-    const ledgerKey = target && probe.window ? `${target.key}\0${probe.window(toolCall.args)}` : undefined;
-    const entry = ledgerKey ? state._fileReadLedger?.[ledgerKey] : undefined;
-
-    if (target && target.mtimeMs !== null && ledgerKey && entry && entry.mtimeMs === target.mtimeMs && messageStillPresent(state.messages, entry.toolCallId)) {
+    if (sameVersion && ledgerKey && !contentLost) {
       // A run of identical consecutive reads is loop detection's to answer (warn, then block).
       if (entry.hits >= 1 && count === 1) {
         return withUpdate(
@@ -377,6 +406,7 @@ export function fileGuardsMiddleware(options: FileGuardsOptions = {}) {
   return createMiddleware({
     name: "FileGuards",
     stateSchema: new StateSchema({ [FILE_GUARDS_CHANNEL]: packed.field }),
-    wrapToolCall: packed.wrapToolCall(guards) as never,
+    wrapToolCall: packed.wrapToolCall(async (request: Request, handler: Handler) => signToolResult(await guards(request, handler), request.toolCall.id)) as never,
+    wrapModelCall: packed.wrapModelCall(fileGuardsModelCallHook()) as never,
   });
 }

@@ -14,7 +14,7 @@ import { describeChanges, diffListings, entryPath, foldIntoDirectories, isOpaque
 import { Workspace, resolveRootDir } from "../src/workspace.js";
 import { assertUsableRootDir, rootDirIsLocal } from "../src/fileops/rootDir.js";
 import { threadIdFromConfig } from "../src/context/thread.js";
-import { fileGuardsOptionsSchema, fileGuardStateFields, fileGuardsToolCallStep, type FileGuardsOptions } from "./fileGuards.js";
+import { fileGuardsModelCallHook, fileGuardsOptionsSchema, fileGuardStateFields, fileGuardsToolCallStep, type FileGuardsOptions } from "./fileGuards.js";
 import {
   catchToolErrorsStep,
   composeToolCallSteps,
@@ -25,16 +25,19 @@ import {
   type ToolCallStep,
 } from "./toolCallSteps.js";
 import type { ToolCallResult } from "./toolResults.js";
+import { signToolResult } from "./receivedResults.js";
 import { runAddressesCheckpoint, TimeTravel, timeTravelStateFields, type TimeTravelThread, type WorkspaceSnapshotRef } from "./timeTravel.js";
 import { buildTreeChangeMessage, buildTreeMessage, isWorkspaceTreeMessage, treeTextOf } from "./treeMessage.js";
 import { parseOptions } from "../src/options.js";
+import { EVICTED_RESULTS_DIR, evictLargeResultsOptionsSchema, evictLargeResultsStep, type EvictLargeResultsOptions } from "./evictLargeResults.js";
 import { PackedFields } from "./packedState.js";
+import { hoistImagesModelCallStep, imagesInToolResultsSchema, type HoistRequestView, type ImagesInToolResults } from "./hoistImages.js";
 
 /** Tools of this package that never change the workspace. */
 export const DEFAULT_READ_ONLY_TOOLS: readonly string[] = ["get_current_time", "read_file", "search_files", "web_search", "web_extract"];
 
 /** Where a FileManager failure happened (passed to `onError`). */
-export type FileManagerErrorContext = { hook: "beforeAgent" | "beforeModel" | "wrapToolCall"; threadId: string };
+export type FileManagerErrorContext = { hook: "beforeAgent" | "beforeModel" | "wrapModelCall" | "wrapToolCall"; threadId: string };
 
 /** Options of {@link createFileManagerMiddleware}. */
 export interface FileManagerOptions {
@@ -121,6 +124,22 @@ export interface FileManagerOptions {
    * `false` records nothing. Local workspaces only. See README "Time travel".
    */
   timeTravel?: TimeTravelOptions | false;
+  /**
+   * A result of a tool this package did not make (MCP, custom) over `thresholdTokens` (default
+   * 20,000 tokens, 4 characters each) is saved, secrets redacted, to `.tool-results/` in the
+   * thread's workspace, and the model gets its start and end with the path and how to read more.
+   * The folder is hidden from the tree. `false`: results go to the model whole. Default on.
+   */
+  evictLargeResults?: EvictLargeResultsOptions | false;
+  /**
+   * Images in tool results (e.g. `read_file` of a PNG) for models that accept images only from
+   * the user: `"auto"` (default) moves them, in the model request only, into a user message right
+   * after that step's tool results, naming the tool call, when the model needs it (OpenAI Chat
+   * Completions: `ChatOpenAI`/`AzureChatOpenAI` without `useResponsesApi`, or a profile with
+   * `imageToolMessage: false`); `"user-message"` always moves them; `"inline"` never does.
+   * Append-only, so prompt caches keep hitting. See hoistImages.ts.
+   */
+  imagesInToolResults?: ImagesInToolResults;
   /** Told about failures the middleware survived (default: one `console.warn` line). */
   onError?: (error: Error, context: FileManagerErrorContext) => void;
 }
@@ -166,6 +185,8 @@ export const fileManagerOptionsSchema = z.strictObject({
   fileGuards: z.union([z.literal(false), fileGuardsOptionsSchema]).optional(),
   toolCallSteps: z.array(z.custom<ToolCallStep>(isFunction, "each tool call step must be a function")).optional(),
   timeTravel: z.union([z.literal(false), timeTravelOptionsSchema]).optional(),
+  evictLargeResults: z.union([z.literal(false), evictLargeResultsOptionsSchema]).optional(),
+  imagesInToolResults: imagesInToolResultsSchema.optional(),
   onError: z.custom<FileManagerOptions["onError"]>(isFunction, "onError must be a function").optional(),
 });
 
@@ -339,17 +360,21 @@ export class FileManagerHooks {
       onRestored: (ws) => void this.treeCache.delete(ws.dir),
       report: (err, threadId) => this.report(err, "beforeAgent", threadId),
       tracker: (ws) => (this.closed || !this.pool.has(ws.dir) ? undefined : this.pool.get(ws.dir)),
+      environment: (threadId) => this.environments.environmentFor(threadId),
     });
     this.pipeline = [
       this.timeTravel.step,
       markTreeDirtyStep,
       catchToolErrorsStep({ rewrite, onError: (err, ctx) => this.report(err, "wrapToolCall", ctx.workspace.threadId, false) }),
+      // Outside rewriting: the saved text and the preview show workspace paths.
+      ...(this.options.evictLargeResults === false
+        ? []
+        : [evictLargeResultsStep(this.options.evictLargeResults, (err) => this.report(err, "wrapToolCall", undefined, false))]),
       ...(rewrite ? [rewritePathsStep] : []),
       mapPathArgsStep(this.options.pathArgs ?? []),
       ...(this.options.fileGuards === false ? [] : [fileGuardsToolCallStep(this.options.fileGuards)]),
       ...(this.options.toolCallSteps ?? []),
     ];
-      environment: (threadId) => this.environments.environmentFor(threadId),
   }
 
   /** `startWorkTime` of the thread's latest run in this process, if any. */
@@ -446,6 +471,16 @@ export class FileManagerHooks {
     }
   };
 
+  /**
+   * Around each model call: records which tool results the file guards rely on reached the model
+   * intact, seen at the model itself whatever the middleware order (see receivedResults.ts).
+   */
+  readonly wrapModelCall = fileGuardsModelCallHook((error) => this.report(error, "wrapModelCall", threadIdOf(undefined), false));
+
+  /** Around each model call, outside {@link wrapModelCall}: moves tool-result images per `imagesInToolResults`. */
+  readonly hoistImages = <Q extends HoistRequestView, R>(request: Q, handler: (request: Q) => Promise<R>): Promise<R> =>
+    hoistImagesModelCallStep(this.options.imagesInToolResults, (error) => this.report(error, "wrapModelCall", threadIdOf(undefined), false))(request, handler);
+
   /** Runs a tool call through the pipeline (path mapping, rewriting, error catching, dirty marking). */
   wrapToolCall = async (
     request: ToolCallRequest,
@@ -468,7 +503,8 @@ export class FileManagerHooks {
         status: "error",
       });
     }
-    return composeToolCallSteps(this.pipeline, handler)({ request, workspace: ws, readOnly, host });
+    // Signed as it leaves the pipeline (after path rewriting): what "reached the model intact" is checked against.
+    return signToolResult(await composeToolCallSteps(this.pipeline, handler)({ request, workspace: ws, readOnly, host }), request.toolCall.id);
   };
 
   /** Runs `fn` with a thread's workspace and host (the app's time-travel calls). */
@@ -563,6 +599,8 @@ export class FileManagerHooks {
     const wasLive = tracker?.live === true;
     const generation = tracker?.generation ?? 0;
     const { mode = "append", ...budget } = this.options.tree ?? {};
+    // Saved large results are named in their previews; the tree leaves them out.
+    if (this.options.evictLargeResults !== false) budget.ignore = [...(budget.ignore ?? []), `/${EVICTED_RESULTS_DIR}/`];
     const text = await renderDirectoryTree(ws.dir, { ...budget, rootLabel: ".", fileOps: host });
     const fingerprint = treeFingerprint(text);
     if (tracker && wasLive) this.remember(ws.dir, { tracker, generation, fingerprint, checked: state._treeDirty });
@@ -791,6 +829,7 @@ export function createFileManagerMiddleware(options: FileManagerOptions = {}) {
     beforeAgent: packed.wrapHook(hooks.beforeAgent) as never,
     beforeModel: packed.wrapHook(hooks.beforeModel) as never,
     wrapToolCall: packed.wrapToolCall(hooks.wrapToolCall) as never,
+    ...modelCallWrapper(hooks, packed, options),
   });
   return Object.assign(middleware, {
     /** The hook implementations (benchmarks, custom graphs). */
@@ -798,6 +837,19 @@ export function createFileManagerMiddleware(options: FileManagerOptions = {}) {
     /** Stops the file watchers so the process can exit. Idempotent. */
     close: () => hooks.close(),
   });
+}
+
+/**
+ * The FileManager's `wrapModelCall`: tool-result images moved for the model (outer), then the
+ * record of what the model received for dedup (context editing clears results in the request
+ * only). None when both are off.
+ */
+function modelCallWrapper(hooks: FileManagerHooks, packed: PackedFields, options: FileManagerOptions) {
+  const received = options.fileGuards === false ? undefined : packed.wrapModelCall(hooks.wrapModelCall);
+  const hoist = options.imagesInToolResults === "inline" ? undefined : hooks.hoistImages;
+  if (!hoist) return received ? { wrapModelCall: received as never } : {};
+  const inner = received ?? ((request: never, handler: (request: never) => Promise<unknown>) => handler(request));
+  return { wrapModelCall: ((request: never, handler: never) => hoist(request as HoistRequestView, (r) => inner(r as never, handler))) as never };
 }
 
 /** What {@link createFileManagerMiddleware} returns: the middleware plus `close()` and `hooks`. */

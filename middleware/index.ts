@@ -17,6 +17,7 @@ export {
   type TreeView,
 } from "./fileManager.js";
 export { isWorkspaceTreeMessage, isWorkspaceChangeMessage, buildTreeMessage, buildTreeChangeMessage, WORKSPACE_TREE_MARKER, WORKSPACE_CHANGES_KIND } from "./treeMessage.js";
+export { hoistToolImages, modelNeedsImageHoist, MOVED_IMAGE_NOTE, TOOL_IMAGES_NAME, type ImagesInToolResults } from "./hoistImages.js";
 
 // the tool-call pipeline (add your own steps with `toolCallSteps`)
 export {

@@ -102,6 +102,14 @@ export class PackedFields {
     return async (request, handler) => this.packResult(await wrap({ ...request, state: this.unpack(request.state) }, handler));
   }
 
+  /** A `wrapModelCall` whose request state has the fields flat and whose Command result's update is packed. */
+  wrapModelCall<Q extends { state?: unknown }, H, R>(wrap: (request: Q, handler: H) => Promise<R>): (request: Q, handler: H) => Promise<R> {
+    return async (request, handler) => {
+      const result = await wrap({ ...request, state: this.unpack(request.state) }, handler);
+      return (isCommand(result) ? this.packResult(result) : result) as R;
+    };
+  }
+
   /** Update entries split into the packed fields and the rest; undefined when none is packed. */
   private split(entries: [string, unknown][]): { packed: Record<string, unknown>; rest: [string, unknown][] } | undefined {
     let packed: Record<string, unknown> | undefined;
