@@ -238,10 +238,10 @@ describe("snapshot store", () => {
     assert.equal((await bounded.store.list()).length, 2, "byte bound keeps what fits (2 × 1000 bytes)");
   });
 
-  test("snapshots of a remote workspace are refused with a clear message", async () => {
+  test("snapshots of a remote workspace are refused with a clear message unless timeTravel.remote is on", async () => {
     const tt = new TimeTravel(tmp, {}, { onRestored: () => undefined, report: () => undefined });
     const ws = Workspace.forThread(tmp, "remote");
-    await assert.rejects(tt.snapshots({ ws, host: { kind: "ssh" } as never }), /only local workspaces/);
+    await assert.rejects(tt.snapshots({ ws, host: { kind: "ssh" } as never }), /files live on another host.*set timeTravel: \{ remote: true \}/);
   });
 });
 
