@@ -6,7 +6,7 @@
 // cannot start skips with the reason; under CI (`CI=true`) that is a failure.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { lstat, mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, copyFile, lstat, mkdir, mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import { brotliDecompressSync } from "node:zlib";
 import path from "node:path";
@@ -200,8 +200,13 @@ describe("time travel on a hostile workspace (real bwrap)", { skip, timeout: 240
   test("setuid and setgid bits are never recorded, so never restored", async () => {
     const t = new Thread(path.join(tmp, "root-4"), "setuid");
     try {
-      await t.run("cp /bin/true tool && chmod 6755 tool && stat -c %a tool");
-      assert.equal((await stat(path.join(t.dir, "tool"))).mode & 0o7777, 0o6755, "the agent made a setuid/setgid file");
+      // The sandbox refuses set-id modes itself (tests/sandbox-hardening.test.ts); a file that got
+      // them another way (an unsandboxed shell, Docker bind mode as root) is made here.
+      await mkdir(t.dir, { recursive: true });
+      await copyFile("/bin/true", path.join(t.dir, "tool"));
+      await chmod(path.join(t.dir, "tool"), 0o6755);
+      await t.run("stat -c %a tool");
+      assert.equal((await stat(path.join(t.dir, "tool"))).mode & 0o7777, 0o6755, "a setuid/setgid file is in the workspace");
       await t.run("rm tool");
       await t.forkAfter(1);
       const mode = (await stat(path.join(t.dir, "tool"))).mode & 0o7777;

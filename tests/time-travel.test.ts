@@ -172,6 +172,8 @@ describe("time travel", () => {
     };
     try {
       await agentWith(wb, saver, [toolTurn(call("write_file", { path: "a.txt", content: "one\n" }, "w1")), new AIMessage("written")]).invoke({ messages: [new HumanMessage("write")] }, config);
+      // The watcher starts with the first run; on a loaded machine it may go live just after it.
+      for (let i = 0; i < 500 && !tracker()?.live; i++) await new Promise((r) => setTimeout(r, 20));
       assert.ok(tracker()?.live, "a live watcher serves the thread");
       await delivered(0);
       calls.length = 0;
