@@ -26,6 +26,17 @@ export type ImagesInToolResults = z.infer<typeof imagesInToolResultsSchema>;
 /** What replaces an image block in the ToolMessage. */
 export const MOVED_IMAGE_NOTE = "[image moved to the next user message]";
 
+/**
+ * The `response_metadata` flag of a ToolMessage whose images were moved: the model received the
+ * result whole (text here, images in the next user message), so read dedup treats it as seen.
+ */
+export const IMAGES_MOVED_FLAG = "workbench_images_moved";
+
+/** True for a ToolMessage this module rewrote (its images went to the next user message). */
+export function imagesWereMoved(message: ToolMessage): boolean {
+  return (message.response_metadata as Record<string, unknown> | undefined)?.[IMAGES_MOVED_FLAG] === true;
+}
+
 /** The `name` of the user message carrying moved images (and the prefix of its id). */
 export const TOOL_IMAGES_NAME = "tool_result_images";
 
@@ -116,7 +127,7 @@ export function hoistToolImages(messages: readonly BaseMessage[]): readonly Base
         ...(message.status !== undefined ? { status: message.status } : {}),
         ...(message.artifact !== undefined ? { artifact: message.artifact } : {}),
         additional_kwargs: message.additional_kwargs,
-        response_metadata: message.response_metadata,
+        response_metadata: { ...message.response_metadata, [IMAGES_MOVED_FLAG]: true },
       }),
     );
     pending.push({ id: message.tool_call_id, name: message.name, images });

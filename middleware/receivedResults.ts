@@ -29,6 +29,7 @@ import { AIMessage, ToolMessage, type BaseMessage, type MessageContent } from "@
 import { Command, isCommand } from "@langchain/langgraph";
 import { z } from "zod";
 import type { ToolCallResult } from "./toolResults.js";
+import { imagesWereMoved } from "./hoistImages.js";
 
 /** The private field: tool call ids whose results the latest model call did not receive intact. */
 export const UNSEEN_RESULTS_FIELD = "_unseenResults";
@@ -115,7 +116,9 @@ export function unseenAmong(ids: ReadonlyMap<string, string | undefined>, stateM
     if (!had) continue;
     // The tool's own text, or the state's copy as a state update changed it (a PII redaction
     // through a hook is what the model is meant to get) — unless context editing marked it cleared.
-    const intact = got !== undefined && ((sig !== undefined && resultSignature(got.content) === sig) || (!markedCleared(got) && sameContent(had.content, got.content)));
+    // A result whose images were moved to the next user message (hoistImages.ts) arrived whole.
+    const intact =
+      got !== undefined && (imagesWereMoved(got) || (sig !== undefined && resultSignature(got.content) === sig) || (!markedCleared(got) && sameContent(had.content, got.content)));
     if (!intact) unseen.push(id);
   }
   return unseen;

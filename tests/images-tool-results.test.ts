@@ -17,6 +17,7 @@ import { ChatOpenAI } from "@langchain/openai";
 import { createAgent } from "langchain";
 import { createFileManagerMiddleware, type FileManagerMiddleware } from "../middleware/fileManager.js";
 import { hoistToolImages, modelNeedsImageHoist, MOVED_IMAGE_NOTE, TOOL_IMAGES_NAME } from "../middleware/hoistImages.js";
+import { resultSignature, unseenAmong } from "../middleware/receivedResults.js";
 import { createBasicTools, createFileTools } from "../tools/index.js";
 import { tempRoot, workspaceTools } from "./helpers/agentHarness.js";
 import { chatCompletionBody, type ChatReply } from "./helpers/fakeOpenAI.js";
@@ -109,6 +110,17 @@ describe("hoistToolImages (pure)", () => {
       { type: "image", mimeType: "image/gif", data: "R0lG" },
       { type: "image", url: "https://example.com/a.png" },
     ], "moved in LangChain's standard form");
+  });
+});
+
+describe("read dedup after a move", () => {
+  it("a result whose images were moved counts as received whole (a re-read may answer unchanged)", () => {
+    const out = hoistToolImages(history);
+    const original = history.find((m) => ToolMessage.isInstance(m) && m.tool_call_id === "c1") as ToolMessage;
+    const ids = new Map([["c1", resultSignature(original.content)]]);
+    assert.deepEqual(unseenAmong(ids, history, out), [], "moved, not lost");
+    const cleared = out.map((m) => (ToolMessage.isInstance(m) && m.tool_call_id === "c1" ? new ToolMessage({ content: "[cleared]", tool_call_id: "c1" }) : m));
+    assert.deepEqual(unseenAmong(ids, history, cleared), ["c1"], "a cleared result is still unseen");
   });
 });
 
