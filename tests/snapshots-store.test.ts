@@ -14,6 +14,7 @@ import { brotliDecompressSync } from "node:zlib";
 import { TimeTravel } from "../middleware/timeTravel.js";
 import { isCredentialPath } from "../src/guards/credentials.js";
 import { diffSnapshots, SnapshotStore, type RetentionPolicy } from "../src/snapshots/index.js";
+import { chunkDirMap } from "../src/snapshots/store.js";
 import { Workspace } from "../src/workspace.js";
 import { contents } from "./helpers/files.js";
 
@@ -108,7 +109,9 @@ describe("snapshot store", () => {
     const b = await store.snapshot({ paths: [path.join(dir, "f3.txt")] });
     assert.notEqual(b, a);
     assert.equal(await countBlobs(storeDir), 21, "one new blob");
-    assert.equal(await countFiles(path.join(storeDir, "trees")), 2, "one new tree (root dir)");
+    const objects = await readdir(path.join(storeDir, "trees"));
+    assert.equal(objects.filter((n) => /^[0-9a-f]{64}$/.test(n)).length, 2, "one new tree (root dir)");
+    assert.equal(objects.filter((n) => /^c[0-9a-f]{40}$/.test(n)).length, 2, "one directory-map chunk per record (a one-directory map is one chunk)");
     const diff = await diffSnapshots(store, a, b);
     assert.deepEqual(diff.files, [{ path: "f3.txt", change: "modified", binary: false, sizeBefore: 7, sizeAfter: 8 }]);
     assert.match(diff.diff, /-file 3\n\+changed/);
@@ -506,5 +509,68 @@ describe("crash safety of restores", () => {
     }
     assert.ok(seen.size >= 1, `outcomes: ${[...seen].join(", ")}`);
     console.log(`random kills over a ${span} ms restore: ${outcomes.join("; ")}`);
+  });
+});
+
+describe("snapshot records: the directory map in chunks", () => {
+  test("chunkDirMap splits a large map by path component and is deterministic", () => {
+    const entries: [string, string][] = [["", "r"]];
+    for (let t = 0; t < 20; t++) {
+      entries.push([`pkg${t}`, `h${t}`]);
+      for (let m = 0; m < 50; m++) entries.push([`pkg${t}/mod${m}`, `h${t}-${m}`]);
+    }
+    entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const a = chunkDirMap(entries);
+    const b = chunkDirMap(entries);
+    assert.equal(a.root, b.root);
+    assert.equal(a.chunks.size, 21, "a root chunk and one per top-level directory");
+    const changed = entries.map(([rel, h]) => [rel, rel === "pkg7/mod13" ? "new" : h] as [string, string]);
+    const c = chunkDirMap(changed);
+    const fresh = [...c.chunks.keys()].filter((h) => !a.chunks.has(h));
+    assert.equal(fresh.length, 2, "a change in one directory makes new chunks on its path only");
+    const small = chunkDirMap([["", "r"], ["a", "x"]]);
+    assert.equal(small.chunks.size, 1);
+  });
+
+  test("100 edits of one file at 1,000 directories add small records; every snapshot reads back whole; pruning keeps live chunks", async () => {
+    const { dir, storeDir, store } = await fresh({ maxSnapshots: 60, maxAgeMs: 1e12, maxBytes: 1e12 });
+    for (let t = 0; t < 20; t++) for (let m = 0; m < 50; m++) {
+      await mkdir(path.join(dir, `pkg${t}`, `mod${m}`), { recursive: true });
+      await writeFile(path.join(dir, `pkg${t}`, `mod${m}`, "f.txt"), `${t}/${m}\n`);
+    }
+    const first = await store.snapshot();
+    const before = await du(storeDir);
+    const target = path.join(dir, "pkg7", "mod13", "f.txt");
+    const ids: string[] = [];
+    for (let i = 0; i < 100; i++) {
+      await writeFile(target, `edit ${i}\n`);
+      ids.push(await store.snapshot({ paths: [target] }));
+    }
+    const growth = (await du(storeDir)) - before;
+    // Was ~80 KB of record per snapshot (the whole map): 8 MB for these 100.
+    assert.ok(growth < 1024 * 1024, `100 one-file snapshots grew the store by ${growth} bytes`);
+    assert.ok(first);
+    const m = await store.manifest(ids[90]!);
+    assert.equal(m.dirs.length, 1 + 20 + 1000);
+    const restored = await store.restore(ids[80]!);
+    assert.equal(restored.restored, ids[80]);
+    assert.equal(await readFile(target, "utf8"), "edit 80\n");
+    await store.prune();
+    const listed = await store.list();
+    assert.ok(listed.length <= 61, `${listed.length} snapshots kept`);
+    for (const s of listed) assert.equal((await store.manifest(s.id)).dirs.length, 1021, `snapshot ${s.id} reads back whole after pruning`);
+  });
+
+  test("records written before chunks (v1: the whole map inline) are still read", async () => {
+    const { dir, storeDir, store } = await fresh();
+    await writeFile(path.join(dir, "a.txt"), "a\n");
+    const id = await store.snapshot();
+    const file = path.join(storeDir, "snaps", `${id}.json`);
+    const v3 = JSON.parse(await readFile(file, "utf8")) as { root: string };
+    const chunk = JSON.parse(await readFile(path.join(storeDir, "trees", v3.root), "utf8")) as { d: Record<string, string> };
+    const { root: _root, ...rest } = v3 as Record<string, unknown>;
+    await writeFile(file, JSON.stringify({ ...rest, v: 1, dirs: chunk.d }));
+    const reopened = new SnapshotStore(dir, storeDir, policy, lots);
+    assert.deepEqual([...(await reopened.manifest(id)).files.keys()], ["a.txt"]);
   });
 });

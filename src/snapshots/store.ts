@@ -26,6 +26,7 @@ import { isAtomicTempName } from "../fileops/tempFiles.js";
 import { listTree, type ListedEntry } from "../fileops/listWorker.js";
 import { putEntries, readFilesIntoStore, storeBuffers, type BlobLayout } from "./blobWorker.js";
 import { applyInPlace, dirsToVisit, sameContent, type TreeMap } from "./applyInPlace.js";
+import { WorkbenchError } from "../workbenchError.js";
 
 /** One file in a directory tree: content hash, size, mode bits, mtime (ms), symlink flag. */
 export interface SnapshotFile {
@@ -88,9 +89,64 @@ export interface RetentionPolicy {
 }
 
 interface SnapshotRecord extends SnapshotInfo {
-  v: 1;
-  /** relDir ("" = root) → tree object hash. */
+  v: 1 | 3;
+  /** relDir ("" = root) → tree object hash (in memory always; on disk only in v1 records). */
   dirs: Record<string, string>;
+  /** The chunk objects the directory map was read from (v3): kept live by retention. */
+  chunks?: string[];
+}
+
+/**
+ * A record as stored from v3 on: the directory map lives in chunk objects (in `trees/`, named by
+ * content like trees), so a snapshot that changed one directory writes the chunks on that
+ * directory's path and a small record — not the whole map again (100 edits of one file wrote
+ * 8 MB of records at 1,000 directories before).
+ */
+interface StoredRecordV3 extends SnapshotInfo {
+  v: 3;
+  /** The root chunk of the directory map. */
+  root: string;
+}
+
+/**
+ * One chunk of a directory map: `d` the directories it holds directly, `c` the sub-chunks by the
+ * next path component. A map of at most {@link CHUNK_MAX_DIRS} directories is one leaf chunk; a
+ * larger one keeps the directories whose path ends at its depth and splits the rest by their
+ * next component (so a change under `pkg07/` rewrites the chunks on that path only).
+ */
+interface DirChunk {
+  d: Record<string, string>;
+  c?: Record<string, string>;
+}
+
+const CHUNK_MAX_DIRS = 64;
+/** Deepest chunk level: a map still larger there stays one chunk. */
+const CHUNK_MAX_DEPTH = 16;
+
+/** Splits sorted directory-map entries into chunks (pure): returns the root chunk's text and every chunk by hash. */
+export function chunkDirMap(entries: readonly (readonly [string, string])[], depth = 0, out = new Map<string, string>()): { root: string; chunks: Map<string, string> } {
+  const chunk: DirChunk = { d: {} };
+  if (entries.length <= CHUNK_MAX_DIRS || depth >= CHUNK_MAX_DEPTH) {
+    for (const [rel, h] of entries) chunk.d[rel] = h;
+  } else {
+    const groups = new Map<string, [string, string][]>();
+    for (const [rel, h] of entries) {
+      const parts = rel === "" ? [] : rel.split("/");
+      if (parts.length <= depth) chunk.d[rel] = h;
+      else {
+        const key = parts[depth]!;
+        let g = groups.get(key);
+        if (!g) groups.set(key, (g = []));
+        g.push([rel, h]);
+      }
+    }
+    chunk.c = {};
+    for (const [key, g] of groups) chunk.c[key] = chunkDirMap(g, depth + 1, out).root;
+  }
+  const text = JSON.stringify(chunk);
+  const hash = `c${sha256(text).slice(0, 40)}`;
+  out.set(hash, text);
+  return { root: hash, chunks: out };
 }
 
 /** Where the workspace stands. */
@@ -271,7 +327,8 @@ function relativePath(p: string): string {
 }
 
 /** Raised for a snapshot id the store does not hold (pruned, or never taken). */
-export class SnapshotNotFoundError extends Error {
+export class SnapshotNotFoundError extends WorkbenchError {
+  readonly code = "SNAPSHOT_NOT_FOUND";
   override readonly name = "SnapshotNotFoundError";
   constructor(readonly id: string) {
     super(`Snapshot ${id} is not in the store (pruned by retention, or taken elsewhere). List the thread's snapshots to pick one.`);
@@ -346,6 +403,9 @@ export class SnapshotStore {
   private readonly madeDirs = new Set<string>();
   /** Blobs known to be stored (a bounded shortcut: a miss costs one `stat` in `writeObject`). */
   private readonly knownBlobs = new Set<string>();
+  /** Directory-map chunks known to be stored, and parsed ones (bounded: consecutive records share most). */
+  private readonly knownChunks = new Set<string>();
+  private readonly chunkCache = new Map<string, DirChunk>();
 
   constructor(
     /** The workspace directory. */
@@ -745,7 +805,13 @@ export class SnapshotStore {
     if (id !== parent && !(await exists(file))) {
       const all = this.externalSkips.size > 0 ? [...this.skipped.values(), ...this.externalSkips.values()] : [...this.skipped.values()];
       const skips = all.length > 0 ? { skipped: all.slice(0, MAX_LISTED_SKIPS), skippedCount: all.length } : {};
-      const record: SnapshotRecord = { v: 1, id, ...(parent && parent !== id ? { parent } : {}), createdAt: Date.now(), files, bytes, reason, ...skips, dirs };
+      const { root, chunks } = chunkDirMap(Object.entries(dirs));
+      for (const [h, text] of chunks) {
+        if (this.knownChunks.has(h)) continue;
+        await this.writeObject(path.join(this.trees, h), text);
+        this.rememberChunk(h);
+      }
+      const record: StoredRecordV3 = { v: 3, id, ...(parent && parent !== id ? { parent } : {}), createdAt: Date.now(), files, bytes, reason, ...skips, root };
       await this.writeObject(file, JSON.stringify(record));
     }
     return id;
@@ -1203,11 +1269,41 @@ export class SnapshotStore {
 
   private async readRecord(id: string): Promise<SnapshotRecord | undefined> {
     if (!/^[0-9a-f]{24}$/.test(id)) return undefined;
+    let stored: SnapshotRecord | StoredRecordV3;
     try {
-      return JSON.parse(await readFile(path.join(this.snaps, `${id}.json`), "utf8")) as SnapshotRecord;
+      stored = JSON.parse(await readFile(path.join(this.snaps, `${id}.json`), "utf8")) as SnapshotRecord | StoredRecordV3;
     } catch {
       return undefined;
     }
+    if (!("root" in stored)) return stored;
+    const { root, ...info } = stored;
+    const dirs: Record<string, string> = {};
+    const chunks: string[] = [];
+    try {
+      await this.expandChunk(root, dirs, chunks);
+    } catch {
+      return undefined; // A chunk is missing: the record is unreadable, like a missing record.
+    }
+    return { ...info, dirs, chunks };
+  }
+
+  /** Adds the directories of chunk `hash` (and its sub-chunks) to `dirs`. */
+  private async expandChunk(hash: string, dirs: Record<string, string>, seen: string[]): Promise<void> {
+    if (!/^c[0-9a-f]{40}$/.test(hash)) throw new Error(`bad chunk name ${hash}`);
+    seen.push(hash);
+    let chunk = this.chunkCache.get(hash);
+    if (chunk) {
+      this.chunkCache.delete(hash);
+    } else chunk = JSON.parse(await readFile(path.join(this.trees, hash), "utf8")) as DirChunk;
+    this.chunkCache.set(hash, chunk);
+    if (this.chunkCache.size > 4096) this.chunkCache.delete(this.chunkCache.keys().next().value as string);
+    Object.assign(dirs, chunk.d);
+    for (const sub of Object.values(chunk.c ?? {})) await this.expandChunk(sub, dirs, seen);
+  }
+
+  private rememberChunk(h: string): void {
+    this.knownChunks.add(h);
+    if (this.knownChunks.size > 16384) this.knownChunks.delete(this.knownChunks.values().next().value as string);
   }
 
   private async allRecords(): Promise<SnapshotRecord[]> {
@@ -1607,6 +1703,7 @@ export class SnapshotStore {
     if (removed.length === 0) return { removed };
     for (const id of removed) await rm(path.join(this.snaps, `${id}.json`), { force: true });
     await this.sweep(this.trees, live.trees, false);
+    this.knownChunks.clear();
     await this.sweep(this.blobs, live.blobs, true);
     await this.sweep(this.zblobs, live.blobs, true);
     this.knownBlobs.clear();
@@ -1619,6 +1716,7 @@ export class SnapshotStore {
     const blobs = new Map<string, number>();
     let bytes = 0;
     for (const r of records) {
+      for (const c of r.chunks ?? []) trees.add(c);
       for (const h of Object.values(r.dirs)) {
         if (trees.has(h)) continue;
         trees.add(h);
