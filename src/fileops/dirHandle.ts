@@ -17,6 +17,8 @@
 import { constants, type Dirent, type Stats } from "node:fs";
 import { lstat, open, readdir, readlink, realpath, type FileHandle } from "node:fs/promises";
 import path from "node:path";
+import { readAt } from "./readAt.js";
+import { WorkbenchError } from "../workbenchError.js";
 
 const HAS_PROC_FD = process.platform === "linux";
 const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
@@ -24,7 +26,8 @@ const DIR_FLAGS = constants.O_RDONLY | (constants.O_DIRECTORY ?? 0) | O_NOFOLLOW
 const FILE_FLAGS = constants.O_RDONLY | O_NOFOLLOW | (constants.O_NONBLOCK ?? 0) | (constants.O_NOCTTY ?? 0);
 
 /** Raised when what was opened is not what was listed (swapped, or not a regular file). */
-export class EntryChangedError extends Error {
+export class EntryChangedError extends WorkbenchError {
+  readonly code = "ENTRY_CHANGED";
   override readonly name = "EntryChangedError";
   constructor(readonly entry: string) {
     super(`${entry} changed while it was being read`);
@@ -120,14 +123,7 @@ export class DirHandle {
       if (!stats.isFile()) return { kind: "special" };
       if (stats.size > maxBytes) return { kind: "too-large", size: stats.size };
       // Never more than the bound, even if the file grows while it is read.
-      const buf = Buffer.allocUnsafe(Math.min(stats.size, maxBytes));
-      let filled = 0;
-      while (filled < buf.length) {
-        const { bytesRead } = await fh.read(buf, filled, buf.length - filled, filled);
-        if (bytesRead === 0) break;
-        filled += bytesRead;
-      }
-      return { kind: "file", data: buf.subarray(0, filled), stats };
+      return { kind: "file", data: await readAt(fh, 0, Math.min(stats.size, maxBytes)), stats };
     } finally {
       await fh.close().catch(() => undefined);
     }

@@ -3,6 +3,7 @@
  * per call, unlike a shell backend. Reads stream in fixed-size chunks and stop once the
  * requested window is filled, so the first lines of a 1 GB file cost a few chunks.
  */
+import { readAt } from "./readAt.js";
 import type { Stats } from "node:fs";
 import { constants } from "node:fs";
 import { atomicTempName, whileWriting } from "./tempFiles.js";
@@ -164,14 +165,7 @@ export class LocalFileOperations implements FileOperations {
   async readBytes(p: string, start: number, length: number, guard?: OpenGuard): Promise<Buffer> {
     const fh = await openChecked(p, READ_FLAGS, guard);
     try {
-      const buf = Buffer.alloc(Math.max(0, length));
-      let filled = 0;
-      while (filled < buf.length) {
-        const { bytesRead } = await fh.read(buf, filled, buf.length - filled, start + filled);
-        if (bytesRead === 0) break;
-        filled += bytesRead;
-      }
-      return buf.subarray(0, filled);
+      return await readAt(fh, start, length);
     } finally {
       await fh.close();
     }

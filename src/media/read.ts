@@ -6,13 +6,13 @@
  * one descriptor that was checked to be the regular file that was listed. Remote file access
  * goes through the thread's FileOperations.
  */
+import { readAt } from "../fileops/readAt.js";
 import { SNIFF_BYTES } from "../guards/binary.js";
 import { binaryTooLargeMessage, classifyHead, imageTooLargeMessage, mediaReadDecision, pdfTooLargeMessage, type BinaryLoads } from "../guards/media.js";
 import type { AudioVideoMimeType, ImageMimeType } from "../guards/sniffMedia.js";
 import { isLocalFileOperations } from "../fileops/locality.js";
 import type { FileOperations, OpenGuard } from "../fileops/types.js";
 import { createHash } from "node:crypto";
-import type { FileHandle } from "node:fs/promises";
 import { openWorkspaceFile } from "./openFile.js";
 import { LIMITS } from "../guards/limits.js";
 import { extractPdfPages } from "./pdf.js";
@@ -40,18 +40,6 @@ export function imageBlock(bytes: Uint8Array, mimeType: ImageMimeType): ImageCon
 
 const CHANGED = "was replaced while it was being read. Try again.";
 
-/** Reads up to `length` bytes from `start` (fewer at the end of the file). */
-async function readFrom(fh: FileHandle, start: number, length: number): Promise<Buffer> {
-  const buf = Buffer.alloc(Math.max(0, length));
-  let filled = 0;
-  while (filled < buf.length) {
-    const { bytesRead } = await fh.read(buf, filled, buf.length - filled, start + filled);
-    if (bytesRead === 0) break;
-    filled += bytesRead;
-  }
-  return buf.subarray(0, filled);
-}
-
 /** Where the head and the body of one read come from: one descriptor locally, two guarded reads remotely. */
 interface ByteSource {
   read(start: number, length: number): Promise<Buffer>;
@@ -64,7 +52,7 @@ async function byteSource(ops: FileOperations, target: { systemPath: string; sho
   }
   const opened = await openWorkspaceFile(target.systemPath, target.shown, guard);
   if ("refused" in opened) return opened;
-  return { read: (start, length) => readFrom(opened.fh, start, length), close: () => opened.fh.close().catch(() => undefined) };
+  return { read: (start, length) => readAt(opened.fh, start, length), close: () => opened.fh.close().catch(() => undefined) };
 }
 
 /**
