@@ -14,6 +14,8 @@ import { isWorkspaceTreeMessage } from "../middleware/treeMessage.js";
 import { workspaceView } from "./helpers/agentHarness.js";
 import type { Environment, EnvironmentOption } from "../src/fileops/environment.js";
 import { LocalEnvironment, LocalShellEnvironment } from "../src/fileops/localShell.js";
+import { LocalShellBackend } from "deepagents";
+import { DeepAgentsSandboxEnvironment } from "../src/fileops/deepagentsSandbox.js";
 import { DockerSandbox } from "../src/fileops/dockerSandbox.js";
 import { detectSandbox } from "../src/fileops/sandbox.js";
 import { SshEnvironment } from "../src/fileops/ssh.js";
@@ -49,6 +51,10 @@ const ENVIRONMENTS: Array<{ name: string; make: () => EnvironmentOption | undefi
         return env;
       };
     },
+  },
+  {
+    name: "DeepAgentsSandboxEnvironment (deepagents' LocalShellBackend as the sandbox provider)",
+    make: () => track(new DeepAgentsSandboxEnvironment(new LocalShellBackend({ rootDir: root, env: { PATH: process.env.PATH ?? "/usr/bin:/bin" } }))),
   },
   { name: "SshEnvironment (real sshd on 127.0.0.1)", make: () => track(new SshEnvironment(sshd!.options)), skip: () => sshSkip },
   {

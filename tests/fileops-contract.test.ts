@@ -11,7 +11,10 @@
  *     locally with `sh` (dash on Debian, so the scripts are also checked against a strict POSIX shell),
  *  6. ShellFileOperations over DockerEnvironment in a REAL container (tests/helpers/docker.ts;
  *     skipped with a message without an engine, a failure under CI=true), the temp dir
- *     bind-mounted at the same path and the commands run as this process's uid:gid.
+ *     bind-mounted at the same path and the commands run as this process's uid:gid,
+ *  7. ShellFileOperations over DeepAgentsSandboxEnvironment on deepagents' own LocalShellBackend
+ *     (a real sandbox provider: `execute` spawns `sh`), once as shipped and once with only its
+ *     `execute` exposed and 1 KiB inline transfers, so stdin and output go in chunks over `execute`.
  * The files are arranged and checked with native fs: every backend here reaches the same disk.
  */
 import assert from "node:assert/strict";
@@ -20,6 +23,8 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { LocalShellBackend } from "deepagents";
+import { DeepAgentsSandboxEnvironment } from "../src/fileops/deepagentsSandbox.js";
 import { DockerEnvironment } from "../src/fileops/docker.js";
 import { LocalFileOperations } from "../src/fileops/local.js";
 import { LocalShellEnvironment } from "../src/fileops/localShell.js";
@@ -98,6 +103,15 @@ describeBackend(
 describeBackend("shell over docker exec (fake docker CLI, no engine)", async () => {
   const env = new DockerEnvironment({ container: "wb-fake", dockerPath: FAKE_DOCKER });
   return { name: "shell:docker", ops: new ShellFileOperations(env) };
+});
+describeBackend("shell over a deepagents sandbox (deepagents' LocalShellBackend)", async () => {
+  const sandbox = await LocalShellBackend.create({ rootDir: os.tmpdir(), env: { PATH: process.env.PATH ?? "/usr/bin:/bin" } });
+  return { name: "shell:deepagents-sandbox", ops: new ShellFileOperations(new DeepAgentsSandboxEnvironment(sandbox)), close: () => sandbox.close() };
+});
+describeBackend("shell over a deepagents sandbox with execute only (chunked transfers)", async () => {
+  const sandbox = await LocalShellBackend.create({ rootDir: os.tmpdir(), env: { PATH: process.env.PATH ?? "/usr/bin:/bin" } });
+  const executeOnly = { id: "execute-only", execute: (command: string) => sandbox.execute(command) };
+  return { name: "shell:deepagents-sandbox", ops: new ShellFileOperations(new DeepAgentsSandboxEnvironment(executeOnly, { inlineBytes: 1024 })) };
 });
 const skipDocker = await dockerUnavailable();
 if (skipDocker) console.log(`# SKIPPING the real docker backend: ${skipDocker}`);

@@ -31,6 +31,12 @@ export {
   type DockerSandboxOptions,
   type DockerSandboxProvider,
 } from "./dockerSandbox.js";
+export {
+  DeepAgentsSandboxEnvironment,
+  deepAgentsSandboxOptionsSchema,
+  type DeepAgentsSandbox,
+  type DeepAgentsSandboxOptions,
+} from "./deepagentsSandbox.js";
 
 // one thread → one environment; the one place that decides "local or remote"
 export {
