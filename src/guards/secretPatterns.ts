@@ -15,8 +15,11 @@ export interface VendorPattern {
   re: RegExp;
   /** A literal every match contains: the regex is skipped when the text lacks it (defaults to `prefix`). */
   needle?: string;
-  /** The secret starts this many characters before the match (a regex anchored on a later literal). */
-  back?: number;
+  /**
+   * The secret starts this many characters before the match (a regex anchored on a later
+   * literal), or as far back as a run of these characters goes (a variable-length start).
+   */
+  back?: number | { run: RegExp; max: number };
   /** Marker label: the public prefix (never a character of the secret part), or how to take it from the match. */
   label: string | ((match: string) => string);
 }
@@ -75,38 +78,57 @@ export const VENDOR_PATTERNS: VendorPattern[] = [
   v("xoxe.xox", "xoxe\\.xox[bp]-\\d-[A-Za-z0-9]{100,}"),
   v("xapp-", "xapp-\\d-[A-Za-z0-9-]{10,}"),
   // Telegram bot token: "<bot id>:<35 chars starting with AA>", also inside `/bot<token>/` URLs.
-  { prefix: "", re: /(?<![0-9:])\d{6,12}:AA[A-Za-z0-9_-]{30,}/g, label: "telegram-bot", needle: ":AA" },
+  // (anchored on `:AA`, the bot id found by the look-behind and by `back`, so digits elsewhere cost nothing)
+  { prefix: "", re: /:AA(?<=(?<![0-9:])\d{6,12}:AA)[A-Za-z0-9_-]{30,}/g, label: "telegram-bot", needle: ":AA", back: { run: /[0-9]/, max: 12 } },
   // Discord bot token: base64(user id).timestamp.hmac
-  { prefix: "", re: /(?<![A-Za-z0-9_.-])[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])/g, label: "discord-bot" },
+  // (anchored on its first dot, as above)
+  { prefix: "", re: /\.(?<=(?<![A-Za-z0-9_.-])[MNO][A-Za-z0-9_-]{23,27}\.)[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])/g, label: "discord-bot", back: { run: /[A-Za-z0-9_-]/, max: 28 } },
   // Cloud
-  { prefix: "", re: /(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9])/g, label: (m) => `${m.slice(0, 4)}…` },
+  // One pattern per prefix (here and below): each is matched only where its literal occurs.
+  ...["AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA"].map((pre) => ({
+    prefix: pre,
+    re: new RegExp(`(?<![A-Za-z0-9])${pre}[A-Z0-9]{16}(?![A-Za-z0-9])`, "g"),
+    label: (m: string) => `${m.slice(0, 4)}…`,
+  })),
+  { prefix: "A3T", re: /(?<![A-Za-z0-9])A3T[A-Z0-9]{17}(?![A-Za-z0-9])/g, label: (m) => `${m.slice(0, 4)}…` },
   v("AIza", "AIza[0-9A-Za-z_-]{35}" + E),
   v("GOCSPX-", "GOCSPX-[A-Za-z0-9_-]{24,}"),
   v("ya29.", "ya29\\.[A-Za-z0-9_-]{30,}"),
   v("1//0", "1//0[A-Za-z0-9_-]{40,}"),
   // Azure AD client secret: 3 chars, a digit, "Q~", 31-34 chars
   { prefix: "", re: /Q~(?<=(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.]{3}\dQ~)[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])/g, label: "azure-secret", needle: "Q~", back: 4 },
-  v("dop_v1_", "do[opr]_v1_[a-f0-9]{40,}", "do…_v1_…"),
+  ...["dop_v1_", "doo_v1_", "dor_v1_"].map((pre) => v(pre, `${pre}[a-f0-9]{40,}`, "do…_v1_…")),
   v("HRKU-", "HRKU-[A-Za-z0-9_-]{40,}"),
-  v("fo1_", "f(?:o1_[A-Za-z0-9_-]{40,}|m[12][ar]?_[A-Za-z0-9+/]{60,}={0,3})", "fly-token"),
-  v("hvs.", "hv[sbr]\\.[A-Za-z0-9_-]{60,}", "hv…"),
+  v("fo1_", "fo1_[A-Za-z0-9_-]{40,}", "fly-token"),
+  ...["fm1_", "fm2_", "fm1a_", "fm1r_", "fm2a_", "fm2r_"].map((pre) => v(pre, `${pre}[A-Za-z0-9+/]{60,}={0,3}`, "fly-token")),
+  ...["hvs.", "hvb.", "hvr."].map((pre) => v(pre, `${pre.replace(".", "\\.")}[A-Za-z0-9_-]{60,}`, "hv…")),
   { prefix: "", re: /\.atlasv1\.(?<=(?<![A-Za-z0-9_-])[A-Za-z0-9]{14}\.atlasv1\.)[A-Za-z0-9_=-]{60,}/g, label: "atlasv1", needle: ".atlasv1.", back: 14 },
   v("tskey-", "tskey-(?:auth|api|client|scim|webhook)-[A-Za-z0-9_-]{20,}"),
   v("dapi", "dapi[a-f0-9]{32}(?:-\\d)?" + E),
   v("dt0c01.", "dt0c01\\.[A-Za-z0-9]{24}\\.[A-Za-z0-9]{64}"),
-  v("NRAK-", "NR(?:AK|II|JS)-[A-Za-z0-9-]{19,}", "NR…-…"),
+  ...["NRAK-", "NRII-", "NRJS-"].map((pre) => v(pre, `${pre}[A-Za-z0-9-]{19,}`, "NR…-…")),
   v("pscale_", "pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_=.-]{32,}"),
   v("sbp_", "sbp_[a-f0-9]{40}"),
   v("sb_secret_", "sb_secret_[A-Za-z0-9_-]{20,}"),
   v("pul-", "pul-[a-f0-9]{40}"),
-  v("dp.pt.", "dp\\.(?:pt|st|sa|ct|scim|audit)\\.[A-Za-z0-9]{40,}", "dp.…"),
+  ...["pt", "st", "sa", "ct", "scim", "audit"].map((kind) => v(`dp.${kind}.`, `dp\\.${kind}\\.[A-Za-z0-9]{40,}`, "dp.…")),
   v("v1.0-", "v1\\.0-[a-f0-9]{24}-[a-f0-9]{100,}"),
   v("sha256~", "sha256~[A-Za-z0-9_-]{43}"),
   v("ops_eyJ", "ops_eyJ[A-Za-z0-9+/]{100,}={0,3}"),
   v("A3-", "A3-[A-Z0-9]{6}-[A-Z0-9]{5,11}-[A-Z0-9-]{11,24}" + E),
+  // Amazon Bedrock API keys (long-term `ABSK…`, short-term `bedrock-api-key-…`): not in the gitleaks set yet.
+  v("ABSK", "ABSK[A-Za-z0-9+/]{100,}={0,2}", "ABSK…"),
+  v("bedrock-api-key-", "bedrock-api-key-[A-Za-z0-9+/]{100,}={0,2}"),
+  v("nfp_", "nfp_[A-Za-z0-9]{36,}"),
+  // Twitter/X app bearer token: 21+ `A`s, then URL-encoded base64.
+  v("AAAAAAAAAAAAAAAAAAAAA", "AAAAAAAAAAAAAAAAAAAAA[A-Za-z0-9%]{60,}", "twitter-bearer"),
   v("AGE-SECRET-KEY-1", "AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}", "age-key"),
   // Payments and commerce
-  { prefix: "", re: new RegExp(B + "(?:sk|rk)_(?:live|test|prod)_[0-9A-Za-z]{16,}", "g"), label: (m) => `${m.slice(0, m.indexOf("_", 3) + 1)}…` },
+  ...["sk_live_", "sk_test_", "sk_prod_", "rk_live_", "rk_test_", "rk_prod_"].map((pre) => ({
+    prefix: pre,
+    re: new RegExp(`${B}${pre}[0-9A-Za-z]{16,}`, "g"),
+    label: (m: string) => `${m.slice(0, m.indexOf("_", 3) + 1)}…`,
+  })),
   v("whsec_", "whsec_[0-9A-Za-z+/=]{20,}"),
   v("shp", "shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}", "shp…_…"),
   v("sq0", "sq0(?:atp|csp)-[A-Za-z0-9_-]{22,}", "sq0…"),
@@ -115,7 +137,7 @@ export const VENDOR_PATTERNS: VendorPattern[] = [
   v("shippo_", "shippo_(?:live|test)_[a-fA-F0-9]{40}"),
   v("duffel_", "duffel_(?:live|test)_[A-Za-z0-9_=-]{40,}"),
   v("FLWSECK", "FLWSECK(?:_TEST)?-[a-hA-H0-9]{12,}(?:-X)?", "FLWSECK…"),
-  v("EZAK", "EZ[AT]K[A-Za-z0-9]{50,}", "EZ…K…"),
+  ...["EZAK", "EZTK"].map((pre) => v(pre, `${pre}[A-Za-z0-9]{50,}`, "EZ…K…")),
   // Email, messaging, productivity
   v("SG.", "SG\\.[A-Za-z0-9_-]{16,}\\.[A-Za-z0-9_-]{16,}"),
   v("xkeysib-", "xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}"),

@@ -1,0 +1,131 @@
+/**
+ * `key = value` assignments whose key names a secret (dotenv, YAML, JSON, INI, code, flags): the
+ * value is masked unless it is a placeholder, a code expression or (for weak keys) a plain word.
+ */
+import { keyStrength } from "./keyNames.js";
+import { REDACTION_MARKER_PREFIX } from "./markers.js";
+import { isKeyChar, isKeyStartChar, lineEnd } from "./text.js";
+import type { SecretSpan } from "./types.js";
+import { CODE_EXPRESSION_RE, ENV_LOOKUP_RE, TYPE_ANNOTATION_RE, isCodeValue, isPlaceholder, looksLikeCredential } from "./values.js";
+
+/**
+ * `KEY=value`, `KEY: value`, `"key": "value"`, `key := "value"`, `key => 'value'`, `export KEY=value`,
+ * `--password=x`. Group 1: lead; 2: key; 3: space before the operator; 4: operator; 5: space after; 6: value.
+ */
+const ASSIGNMENT_RE =
+  /()["'`]?([A-Za-z_][\w.-]*)["'`]?([ \t]*)(::?=|:=|=>|\?=|\.=|\+=|=|:)([ \t]*)("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`[^`\n]*`|\$\{\{[^}\n]*\}\}|\$\{[^}\n]*\}|(?:[^\s"'`,;&}\])\\]|\\(?![nrt0])|&(?![\w.-]+=))+)/y;
+
+/** Substrings every secret key name contains: assignments are only parsed where one occurs. */
+const KEY_HINT_TEST_RE = /pass|pw|secret|token|key|auth|cred|bearer|sess|cookie|sig|salt|otp|dsn|pat/i;
+
+function assignmentSpan(text: string, match: RegExpExecArray): SecretSpan | undefined {
+  const [whole, lead, key, spaceBefore, op, spaceAfter, value] = match as unknown as [string, string, string, string, string, string, string];
+  const strength = keyStrength(key);
+  if (!strength) return undefined;
+  const quote = /^["'`]/.test(value) && value.length >= 2 && value.endsWith(value[0]!) ? value[0]! : "";
+  const valueStart = match.index + whole.length - value.length;
+  let inner = quote ? value.slice(1, -1) : value;
+  let start = quote ? valueStart + 1 : valueStart;
+  const trimmed = inner.trim();
+  if (isPlaceholder(trimmed) || trimmed.toLowerCase() === key.toLowerCase() || trimmed.includes(REDACTION_MARKER_PREFIX)) return undefined;
+  if (trimmed.length < 3 && !/\d/.test(trimmed)) return undefined; // `PASSWORD=x` in docs and tests
+  if (quote === "`" && trimmed.includes("${")) return undefined; // a template literal is code
+  if (!quote && /^\/[\\^[(]/.test(trimmed)) return undefined; // a regex literal
+  if (!quote && op === ":" && TYPE_ANNOTATION_RE.test(trimmed)) return undefined;
+  if (!quote) {
+    // `token == x`, `token => x`, `a::b`, `x = [` / `{`: comparisons, paths and structures, not values.
+    if (/^[=>:[{(]/.test(value)) return undefined;
+    if (isCodeValue(inner)) return undefined;
+    if (ENV_LOOKUP_RE.test(inner)) return undefined;
+    const isExpression = CODE_EXPRESSION_RE.test(inner);
+    if (isExpression && /[.([]|::|->/.test(inner) && !/^[\w.-]+$/.test(inner)) return undefined;
+    if (isExpression && /[.]/.test(inner) && !/\d/.test(inner)) return undefined; // `token = self.token`, `pw = cfg.db.password`
+    // `api_key = api_key` (code) vs `API_KEY=abc` (dotenv) vs `aws_secret_access_key = wJalr…` (INI).
+    if (isExpression && op !== ":" && (spaceBefore !== "" || spaceAfter !== "") && !looksLikeCredential(inner)) return undefined;
+    // `token: string` (a type annotation) vs `token: hunter2` (YAML).
+    if (isExpression && op === ":" && !/\d/.test(inner) && inner.length < 12 && !(strength === "strong" && lineStartsAt(text, match.index + lead.length))) return undefined;
+    // A dotenv/YAML line: the value is the rest of the line (a password may hold `,` `;` `]`).
+    if ((op === "=" || op === ":") && !/["'`]/.test(text[match.index + lead.length] ?? "") && lineStartsAt(text, match.index + lead.length)) {
+      const eol = lineEnd(text, valueStart);
+      const rest = text.slice(valueStart, eol).replace(/&[\w.-]+=.*$/, "").replace(/\s+#.*$/, "").replace(/\s+$/, "");
+      if (rest.length > inner.length && !/^["'`[{]/.test(rest)) inner = rest;
+    }
+  }
+  if (strength === "weak" && (!looksLikeCredential(inner.trim()) || /\s/.test(inner.trim()))) return undefined;
+  if (strength === "weak-key" && !(inner.trim().length >= 20 && /\d/.test(inner) && /[A-Za-z]/.test(inner) && !/\s/.test(inner.trim()))) return undefined;
+  // Trim surrounding spaces inside quotes.
+  const lead2 = inner.length - inner.trimStart().length;
+  start += lead2;
+  inner = inner.trim();
+  if (inner === "") return undefined;
+  return { start, end: start + inner.length };
+}
+
+function lineStartsAt(text: string, pos: number): boolean {
+  let i = pos - 1;
+  while (i >= 0 && (text[i] === " " || text[i] === "\t")) i--;
+  if (i < 0 || text[i] === "\n") return true;
+  // `export KEY=…`, `set KEY=…`, `ENV KEY=…`, `- KEY=…`
+  const lineStart = text.lastIndexOf("\n", i) + 1;
+  return /^\s*(?:export|set|setenv|ENV|ARG|declare(?:\s+-x)?|-)\s+$/.test(text.slice(lineStart, pos));
+}
+
+
+/**
+ * `key = value` assignments whose key holds a secret word: found from the operators (`:` and `=`,
+ * located with `indexOf`) back to the key before each, so the key-name rule costs one cheap check
+ * per operator; the assignment is then matched at the key (sticky) only when the key holds a hint.
+ */
+function assignmentSpans(text: string, spans: SecretSpan[]): void {
+  let colon = text.indexOf(":");
+  let equals = text.indexOf("=");
+  let doneUntil = -1;
+  while (colon !== -1 || equals !== -1) {
+    let op: number;
+    if (equals === -1 || (colon !== -1 && colon < equals)) {
+      op = colon;
+      colon = text.indexOf(":", op + 1);
+    } else {
+      op = equals;
+      equals = text.indexOf("=", op + 1);
+    }
+    // Back over `?` of `?=`, blanks and a closing quote to the end of the key.
+    let q = op - 1;
+    if (text.charCodeAt(op) === 61 && text.charCodeAt(q) === 63) q--;
+    // PHP `$key .= "…"`, `+=`: the operator's first character is not part of the key.
+    else if (text.charCodeAt(op) === 61 && (text.charCodeAt(q) === 46 || text.charCodeAt(q) === 43) && text.charCodeAt(q - 1) === 32) q--;
+    while (q >= 0 && (text.charCodeAt(q) === 32 || text.charCodeAt(q) === 9)) q--;
+    const cq = text.charCodeAt(q);
+    if (cq === 34 || cq === 39 || cq === 96) q--;
+    if (q < 0 || !isKeyChar(text.charCodeAt(q))) continue;
+    const keyEnd = q + 1;
+    if (keyEnd <= doneUntil) continue;
+    doneUntil = keyEnd;
+    let start = q;
+    while (start > 0 && isKeyChar(text.charCodeAt(start - 1))) start--;
+    while (start < keyEnd && !isKeyStartChar(text.charCodeAt(start))) start++; // `--password`, `.token`
+    if (start === keyEnd) continue;
+    const key = text.slice(start, keyEnd);
+    if (!KEY_HINT_TEST_RE.test(key)) continue;
+    const before = start > 0 ? text[start - 1]! : "";
+    // `$TOKEN`, `${password}` are references; `$password = "…"` (PHP, Perl) assigns a literal.
+    if (before === "$" && !/^[ \t]*[.+]?=[ \t]*["']/.test(text.slice(keyEnd, keyEnd + 16))) continue;
+    if (before === "{" && text[start - 2] === "$") continue; // `${VAR:?message}`, `${VAR:-default}`
+    const at = before === '"' || before === "'" || before === "`" ? start - 1 : start;
+    if (at > 0 && /[\w]/.test(text[at - 1]!)) continue;
+    if (!keyStrength(key)) continue;
+    ASSIGNMENT_RE.lastIndex = at;
+    const m = ASSIGNMENT_RE.exec(text);
+    if (!m) continue;
+    const span = assignmentSpan(text, m);
+    if (span) spans.push(span);
+  }
+}
+
+
+/** The assignment detector. */
+export function detectAssignments(text: string): SecretSpan[] {
+  const spans: SecretSpan[] = [];
+  assignmentSpans(text, spans);
+  return spans;
+}
