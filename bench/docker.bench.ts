@@ -2,16 +2,21 @@
  * Docker per call and per thread, against the real engine (.ci/docker.sh up): the cost of
  * DockerEnvironment's wrapper (exact env, cleanup sweep of the call's processes) over a bare
  * `docker exec <c> true` (the anchor, measured in the same run), a small read through
- * ShellFileOperations, and DockerSandbox's first call of a thread (container start) and its
- * restart after an idle stop.
+ * ShellFileOperations, container-mode file tool calls (read_file, write_file) with one exec per
+ * step vs through the file agent (one exec per tool call, none when an agent is idle), and
+ * DockerSandbox's first call of a thread (container start), its restart after an idle stop, and
+ * a bind-mode call as root (with the set-id sweep after it).
  */
 import { spawn } from "node:child_process";
-import { mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { DockerEnvironment } from "../src/fileops/docker.js";
 import { DockerSandbox } from "../src/fileops/dockerSandbox.js";
+import type { Environment } from "../src/fileops/environment.js";
 import { ShellFileOperations } from "../src/fileops/shell.js";
+import { createReadFileTool } from "../tools/readFile.js";
+import { createWriteFileTool } from "../tools/writeFile.js";
 import { docker, DOCKER, dockerUnavailable, IMAGE, startContainer } from "../tests/helpers/docker.js";
 import { fmt, median, timeRuns } from "./fixtures.js";
 
@@ -47,7 +52,31 @@ export async function run({ quick }: { quick: boolean }): Promise<string> {
       median(await timeRuns(() => env.exec("true", { env: { PATH: "/usr/bin:/bin", A: "1", B: "2" } }), runs, 2)),
       "",
     ]);
-    rows.push(["`readLines` of a 100-line file (ShellFileOperations)", median(await timeRuns(() => ops.readLines(file, window), runs, 2)), ""]);
+    rows.push(["`readLines` of a 100-line file (ShellFileOperations)", median(await timeRuns(() => ops.readLines(file, window), runs, 2)), "through an idle file agent"]);
+    // Container-style tool calls: file access only through docker exec. "per step": the same
+    // ShellFileOperations over an environment without openChannel (one exec per step, as before).
+    let execs = 0;
+    const counted: Environment = { kind: "docker", exec: (c, o) => (execs++, env.exec(c, o)) };
+    const perStep = new ShellFileOperations(counted);
+    const viaAgent = new ShellFileOperations({ ...counted, openChannel: (c: string, onOut: (b: Buffer) => void) => (execs++, env.openChannel(c, onOut)) } as Environment);
+    const config = { configurable: { thread_id: "t" } };
+    await mkdir(path.join(dir, "t"), { recursive: true });
+    await writeFile(path.join(dir, "t", "small.txt"), await readFile(file));
+    const perCall = (n: number) => String(Math.round((n / (runs + 2)) * 100) / 100);
+    for (const [label, fileOps] of [["one exec per step", perStep], ["file agent", viaAgent]] as const) {
+      const read = createReadFileTool({ rootDir: dir, fileOps });
+      const write = createWriteFileTool({ rootDir: dir, fileOps });
+      execs = 0;
+      const readMs = median(await timeRuns(() => read.invoke({ path: "small.txt" }, config), runs, 2));
+      const readExecs = perCall(execs);
+      execs = 0;
+      let k = 0;
+      const writeMs = median(await timeRuns(() => write.invoke({ path: `out/w${k++}.txt`, content: "hello\n" }, config), runs, 2));
+      const writeExecs = perCall(execs);
+      rows.push([`container mode: \`read_file\` tool call (${label})`, readMs, `${readExecs} docker exec per call`]);
+      rows.push([`container mode: \`write_file\` tool call (${label})`, writeMs, `${writeExecs} docker exec per call`]);
+    }
+    await viaAgent.close();
     // Per thread: a fresh thread id per run, so each is a container start.
     let n = 0;
     const firstCalls = await timeRuns(async () => {
@@ -68,6 +97,10 @@ export async function run({ quick }: { quick: boolean }): Promise<string> {
       restarts.push(performance.now() - t0);
     }
     rows.push(["DockerSandbox: call after an idle stop", median(restarts), "`docker start` + one exec"]);
+    if (process.getuid?.() === 0) {
+      const asRoot = await sandbox("bench-root");
+      rows.push(["DockerSandbox bind mode as root: `exec(\"true\")`", median(await timeRuns(() => asRoot.exec("true"), runs, 2)), "one exec + the set-id sweep (a second exec)"]);
+    }
     const load = os.loadavg()[0]!.toFixed(1);
     return [
       TITLE,

@@ -240,7 +240,7 @@ export function prepareCommandSandbox(shell: CommandSandboxOptions, hasEnvironme
     throw new Error('shell.secrets need shell.network: { allow: [...] }: the egress proxy puts them into requests to their hosts.');
   }
   if (egress && hasEnvironment) {
-    throw new Error("shell.network allow-lists and shell.secrets apply to the local bubblewrap sandbox, not to a configured environment (container, SSH host): configure that environment's network instead.");
+    throw new Error("shell.network allow-lists and shell.secrets apply to the local bubblewrap sandbox, not to a configured environment (container, SSH host): configure that environment's network instead, e.g. DockerSandbox({ image, network: { allow: [...] }, secrets }).");
   }
   if (egress && shell.sandbox === "off") {
     throw new Error('shell.network allow-lists and shell.secrets need the sandbox, but shell.sandbox is "off". Set it to "auto" or "required".');
@@ -282,6 +282,9 @@ export type AgentCommandResult =
   | { refused: string }
   | (ShellCommandResult & { refused?: undefined; truncated: boolean });
 
+/** The answer to an empty command line. */
+const EMPTY_COMMAND_REFUSAL = "`command` is empty. Pass a bash command line, e.g. `ls -la`.";
+
 /** Variables every agent command gets: no pager, no credential prompt. */
 const AGENT_COMMAND_VARIABLES = { PAGER: "cat", GIT_PAGER: "cat", GIT_TERMINAL_PROMPT: "0" };
 
@@ -292,6 +295,7 @@ const AGENT_COMMAND_VARIABLES = { PAGER: "cat", GIT_PAGER: "cat", GIT_TERMINAL_P
  * bounded head-and-tail capture → secrets masked → host paths rewritten to workspace paths.
  */
 export async function runAgentCommand(command: string, settings: AgentCommandSettings): Promise<AgentCommandResult> {
+  if (typeof command !== "string" || command.trim() === "") return { refused: EMPTY_COMMAND_REFUSAL };
   if (!settings.allowDangerous) {
     const reason = isDangerousCommand(command);
     if (reason) {

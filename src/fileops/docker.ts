@@ -3,7 +3,8 @@ import { randomBytes } from "node:crypto";
 import { access, constants as fsConstants } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { checkExecOptions, type Environment, type ExecOptions, type ExecResult } from "./environment.js";
+import type { ChannelEnvironment, ExecChannel } from "./channel.js";
+import { checkExecOptions, type ExecOptions, type ExecResult } from "./environment.js";
 
 /** Options of {@link DockerEnvironment}. */
 export interface DockerEnvironmentOptions {
@@ -96,7 +97,7 @@ const CLIENT_OWN = /^DOCKER_/;
  *   environment (`setsid env -i …`) escapes this sweep; it still ends with the container
  *   (DockerSandbox stops idle containers).
  */
-export class DockerEnvironment implements Environment {
+export class DockerEnvironment implements ChannelEnvironment {
   readonly kind = "docker";
   readonly sandboxed: boolean;
   /** The container the commands run in. */
@@ -146,6 +147,44 @@ export class DockerEnvironment implements Environment {
     for (const name of names) args.push("-e", name);
     args.push(this.container, "sh", "-c", WRAPPER, "wb", command, env === undefined ? "0" : "1", ...names);
     return this.run(docker, args, clientEnv(env ?? {}), id, options);
+  }
+
+  /**
+   * One long-lived `docker exec -i` running `command` under the same wrapper as exec (so what it
+   * leaves running is killed when it ends). Not holding this process alive unless `hold(true)`.
+   */
+  async openChannel(command: string, onStdout: (chunk: Buffer) => void): Promise<ExecChannel> {
+    const docker = await this.docker();
+    const id = randomBytes(12).toString("hex");
+    const args = ["exec", "-i", ...this.userArgs(), "-e", `${EXEC_ID_VAR}=${id}`, this.container, "sh", "-c", WRAPPER, "wb", command, "0"];
+    const child = spawn(docker, args, { env: clientEnv({}), stdio: ["pipe", "pipe", "pipe"], detached: true });
+    let stderr = "";
+    child.stdout.on("data", onStdout);
+    child.stderr.on("data", (c: Buffer) => {
+      if (stderr.length < 8192) stderr += c.toString("utf8");
+    });
+    child.stdin.on("error", () => undefined);
+    const ended = new Promise<{ exitCode: number; stderr: string }>((resolve) => {
+      child.on("error", (error) => resolve({ exitCode: -1, stderr: stderr || error.message }));
+      child.on("close", (code) => resolve({ exitCode: code ?? -1, stderr }));
+    });
+    let killed = false;
+    const handles = [child, child.stdin, child.stdout, child.stderr] as Array<{ ref?: () => void; unref?: () => void }>;
+    return {
+      write: (data) => void child.stdin.write(data),
+      end: () => child.stdin.end(),
+      kill: () => {
+        if (killed) return;
+        killed = true;
+        // The processes inside first (a killed client would leave them running), then the client.
+        void this.reap(docker, id).finally(() => killGroup(child.pid));
+        setTimeout(() => killGroup(child.pid), 10_000).unref();
+      },
+      hold: (on) => {
+        for (const h of handles) (on ? h.ref : h.unref)?.call(h);
+      },
+      ended,
+    };
   }
 
   async close(): Promise<void> {

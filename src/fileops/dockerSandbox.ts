@@ -12,7 +12,7 @@
  * uses share one creation; after `idleMs` without a call it is stopped (its file system kept)
  * and started again on the next call; a container removed behind its back is created again.
  */
-import { spawn } from "node:child_process";
+import { spawn, spawnSync, type SpawnSyncReturns } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { mkdir, realpath } from "node:fs/promises";
 import os from "node:os";
@@ -20,6 +20,8 @@ import path from "node:path";
 import { z } from "zod";
 import { resolveRootDir, Workspace } from "../workspace.js";
 import { DockerEnvironment } from "./docker.js";
+import { RELAY_LISTEN_ADDRESS, RELAY_READY, startDockerEgress, type DockerEgress } from "./dockerEgress.js";
+import { egressNetworkSchema, secretsOptionSchema } from "./egressProxy.js";
 import type { Environment, EnvironmentProvider, ExecOptions, ExecResult } from "./environment.js";
 import { LocalFileOperations } from "./local.js";
 import { ShellFileOperations } from "./shell.js";
@@ -46,8 +48,17 @@ export const dockerSandboxOptionsSchema = z
     mounts: z
       .array(z.object({ source: hostPath, target: hostPath, readOnly: z.boolean().default(true) }).strict())
       .default([]),
-    /** Docker network. `"none"` (default): no interface but loopback. Anything else is an explicit opt-in. */
-    network: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/).default("none"),
+    /**
+     * `"none"` (default): no interface but loopback. `{ allow, deny?, onEgress? }`: still no
+     * interface, but the listed hosts are reachable through the egress proxy (README "Network and
+     * secrets in the sandbox"); the image needs socat or perl for the relay. Any other string: that
+     * Docker network, an explicit opt-in.
+     */
+    network: z.union([z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/), egressNetworkSchema]).default("none"),
+    /** Credentials commands see only as sentinels, put into requests to their hosts by the proxy. Needs `network: { allow }`. */
+    secrets: secretsOptionSchema.optional(),
+    /** `"never"` (default): the image must be on the engine (checked when the sandbox is built). `"missing"`: `docker run --pull missing`. */
+    pull: z.enum(["never", "missing"]).default("never"),
     /** `--memory`, e.g. `"1g"`. Default `"1g"`. */
     memory: z.string().regex(/^\d+[bkmg]?$/i).default("1g"),
     /** `--pids-limit`. Default 256 (stops fork bombs). */
@@ -106,6 +117,10 @@ const CONTAINER_GONE = /^Error(?: response from daemon)?: (?:No such container|[
  */
 export function DockerSandbox(options: DockerSandboxOptions): DockerSandboxProvider {
   const settings = parseOptions(dockerSandboxOptionsSchema, options, "DockerSandbox options");
+  if (settings.secrets !== undefined && typeof settings.network !== "object") {
+    throw new TypeError("DockerSandbox options: secrets need network: { allow: [...] } (the egress proxy puts them into requests to their hosts)");
+  }
+  checkEngine(settings);
   const rootDir = resolveRootDir(settings.rootDir);
   const instanceId = randomBytes(6).toString("hex");
   const threads = new Map<string, ThreadBox>();
@@ -127,9 +142,12 @@ export function DockerSandbox(options: DockerSandboxOptions): DockerSandboxProvi
     containers: () => new Map([...threads].map(([id, box]) => [id, box.name])),
     async close() {
       closed = true;
-      for (const box of threads.values()) box.forget();
+      const boxes = [...threads.values()];
+      for (const box of boxes) box.forget();
       threads.clear();
       await removeSandboxContainers({ dockerPath: settings.dockerPath, instanceId });
+      for (const box of boxes) forgetAtExit(settings.dockerPath, box.name);
+      await Promise.all(boxes.map((box) => box.closeEgress()));
     },
   });
 }
@@ -160,6 +178,7 @@ class ThreadBox {
   private busy = 0;
   private idleTimer: NodeJS.Timeout | undefined;
   private forgotten = false;
+  private egress: Promise<DockerEgress> | undefined;
 
   constructor(
     private readonly settings: Settings,
@@ -197,6 +216,13 @@ class ThreadBox {
     return this.starting;
   }
 
+  /** Stops this thread's egress proxy (the sandbox is closing). */
+  async closeEgress(): Promise<void> {
+    const egress = this.egress;
+    this.egress = undefined;
+    await egress?.then((e) => e.close(), () => undefined);
+  }
+
   /** Stops the idle timer and keeps the container from being restarted (the sandbox is closing). */
   forget(): void {
     this.forgotten = true;
@@ -217,6 +243,7 @@ class ThreadBox {
       await this.ensure();
       return (await this.execHoldingDockerErrors(command, options)).result;
     } finally {
+      await this.stripSetIdBits();
       this.busy--;
       this.armIdleTimer();
     }
@@ -261,6 +288,18 @@ class ThreadBox {
     return { result, gone: false };
   }
 
+  /**
+   * Bind mode as root: a command could leave a setuid-root file in the host's workspace
+   * (`cp /bin/sh x && chmod 4755 x`; capabilities do not stop an owner's chmod). After every
+   * call, once the call's processes are gone, one `docker exec` clears the set-id bits of every
+   * regular file in the thread directory (`find -P -xdev`, never following a link).
+   */
+  private async stripSetIdBits(): Promise<void> {
+    if (this.settings.workspaceMode !== "bind" || !runsAsRoot(this.user) || this.forgotten) return;
+    const dir = this.workspace.dir;
+    await docker_(this.settings.dockerPath, ["exec", "-u", "0", this.name, "find", "-P", dir, "-xdev", "-type", "f", "-perm", "/6000", "-exec", "chmod", "u-s,g-s", "--", "{}", "+"]).catch(() => undefined);
+  }
+
   private armIdleTimer(): void {
     if (this.busy > 0 || this.forgotten) return;
     if (this.idleTimer) clearTimeout(this.idleTimer);
@@ -285,7 +324,17 @@ class ThreadBox {
     if (this.forgotten) {
       // close() ran while this start was in flight: the container must not outlive it.
       await docker_(docker, ["rm", "-f", this.name]);
+      forgetAtExit(docker, this.name);
+      await this.closeEgress();
       throw new Error("DockerSandbox is closed");
+    }
+    if (this.egress) {
+      // Commands may use the network from their first line: wait until the relay listens.
+      const ready = await docker_(docker, ["exec", this.name, "sh", "-c", RELAY_READY, "ready", RELAY_LISTEN_ADDRESS]);
+      if (ready.code !== 0) {
+        const logs = await docker_(docker, ["logs", "--tail", "5", this.name]);
+        throw new Error(`the egress relay of ${this.name} did not start: ${(logs.stderr || ready.stderr).trim()}`);
+      }
     }
     this.running = true;
     this.armIdleTimer();
@@ -299,7 +348,8 @@ class ThreadBox {
       "--label", `${SANDBOX_LABEL}=${this.instanceId}`,
       "--label", `${THREAD_LABEL}=${path.basename(dir)}`,
       "--label", `workbench.pid=${process.pid}`,
-      "--network", s.network,
+      "--network", typeof s.network === "string" ? s.network : "none",
+      "--pull", s.pull,
       "--cap-drop", "ALL",
       "--security-opt", "no-new-privileges",
       "--pids-limit", String(s.pids),
@@ -314,7 +364,18 @@ class ThreadBox {
       args.push("-w", dir);
     }
     for (const m of s.mounts) args.push("--mount", mountSpec(m.source, m.target, m.readOnly));
-    args.push(s.image, "sleep", "infinity");
+    let command = ["sleep", "infinity"];
+    if (typeof s.network === "object") {
+      const sameUid = this.user !== undefined && process.getuid !== undefined && this.user.split(":")[0] === String(process.getuid());
+      const network = s.network;
+      this.egress ??= startDockerEgress(network, s.secrets, sameUid);
+      const egress = await this.egress;
+      args.push(...egress.runArgs);
+      command = egress.command;
+    }
+    args.push(s.image, ...command);
+    // Registered before it exists: an exit while `docker run` is in flight still removes it.
+    removeAtExit(s.dockerPath, this.name);
     const created = await docker_(s.dockerPath, args);
     if (created.code !== 0) {
       // A concurrent process (or an earlier run of this one) may hold the name: not ours to reuse.
@@ -328,6 +389,80 @@ class ThreadBox {
       if (made.code !== 0) throw new Error(`creating the workspace in ${this.name} failed: ${made.stderr.trim()}`);
     }
   }
+}
+
+/**
+ * Checks, when the sandbox is built (synchronously: it is built once, before any tool call),
+ * that the docker CLI runs, the engine answers and the image is there (unless `pull: "missing"`),
+ * and, with an egress allow-list, that the image can run the relay. Throws an operator error.
+ */
+function checkEngine(s: Settings): void {
+  const run = (args: string[]) => spawnSync(s.dockerPath, args, { encoding: "utf8", timeout: 60_000, env: { ...process.env, HOME: process.env.HOME ?? os.homedir() } });
+  const inspect = run(["image", "inspect", "--format", "{{.Id}}", s.image]);
+  if (inspect.error) {
+    const code = (inspect.error as NodeJS.ErrnoException).code;
+    throw new Error(
+      code === "ENOENT"
+        ? `DockerSandbox: the docker CLI ${JSON.stringify(s.dockerPath)} was not found. Install Docker, or set dockerPath to the docker executable.`
+        : `DockerSandbox: running ${JSON.stringify(s.dockerPath)} failed: ${inspect.error.message}`,
+    );
+  }
+  if (inspect.status === 0) {
+    if (typeof s.network === "object") checkRelay(s, run);
+    return;
+  }
+  const why = inspect.stderr.trim();
+  if (!/no such image/i.test(why)) throw new Error(`DockerSandbox: the Docker engine did not answer (${why.split("\n")[0]}). Start dockerd, or point DOCKER_HOST at a running engine.`);
+  if (s.pull === "never") {
+    throw new Error(`DockerSandbox: image ${JSON.stringify(s.image)} is not on the Docker engine, and pull is "never". Build or load it (docker build / docker load / docker pull), or set pull: "missing".`);
+  }
+}
+
+function checkRelay(s: Settings, run: (args: string[]) => SpawnSyncReturns<string>): void {
+  const probe = run(["run", "--rm", "--pull", "never", "--network", "none", "--entrypoint", "sh", s.image, "-c", "command -v socat || command -v perl"]);
+  if (probe.status !== 0) {
+    throw new Error(`DockerSandbox: network: { allow } needs socat or perl in image ${JSON.stringify(s.image)} (for the relay to the egress proxy); neither was found${probe.stderr ? ` (${probe.stderr.trim().split("\n")[0]})` : ""}. Add one to the image.`);
+  }
+}
+
+/** Containers to remove when this process exits without close(), by docker CLI. */
+const atExit = new Map<string, Set<string>>();
+let exitHooked = false;
+
+function removeAtExit(docker: string, name: string): void {
+  let names = atExit.get(docker);
+  if (!names) atExit.set(docker, (names = new Set()));
+  names.add(name);
+  if (exitHooked) return;
+  exitHooked = true;
+  process.once("exit", removeLeftovers);
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+    process.once(signal, () => {
+      removeLeftovers();
+      // Nobody else handles it: end the process the way the signal would have.
+      if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+    });
+  }
+}
+
+function forgetAtExit(docker: string, name: string): void {
+  atExit.get(docker)?.delete(name);
+}
+
+/** Synchronous (the process is exiting): one bounded `docker rm -f` per CLI. */
+function removeLeftovers(): void {
+  for (const [docker, names] of atExit) {
+    if (names.size === 0) continue;
+    spawnSync(docker, ["rm", "-f", ...names], { stdio: "ignore", timeout: 20_000 });
+    names.clear();
+  }
+}
+
+/** The container user is root: `0`, `0:…`, `root`, or the image's default (taken as root). */
+function runsAsRoot(user: string | undefined): boolean {
+  if (user === undefined) return true;
+  const name = user.split(":")[0];
+  return name === "0" || name === "root";
 }
 
 function isGone(result: ExecResult, stderr: string, sawStdout: boolean): boolean {

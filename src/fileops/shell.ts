@@ -1,6 +1,8 @@
 import { constants as osConstants } from "node:os";
 import path from "node:path";
+import { hasChannel } from "./channel.js";
 import type { Environment, ExecResult } from "./environment.js";
+import { AgentLostError, AgentUnavailableError, ShellAgents } from "./shellAgent.js";
 import { withArgs } from "./quote.js";
 import { SHELL_TEMP_TEMPLATE } from "./tempFiles.js";
 import type { DirEntry, EntryType, FileOperations, FileStat } from "./types.js";
@@ -14,7 +16,9 @@ export interface ShellFileOperationsOptions {
 /**
  * FileOperations implemented with POSIX `sh` and GNU coreutils/findutils commands (`stat -c`,
  * `find -printf`, `cut`, `sed`, `wc`, `mktemp`, `mv`), run through an {@link Environment}:
- * local bash, SSH or `docker exec`. One command per call.
+ * local bash, SSH or `docker exec`. One script per call; over an environment that offers
+ * `openChannel` (DockerEnvironment) the scripts run in a long-lived agent (shellAgent.ts), so a
+ * tool call's several steps cost one `docker exec`, not one each.
  *
  * - File content always travels through stdin/stdout, never through argv, so size is not
  *   limited by the command-line length, and every path is shell-quoted (`quote.ts`).
@@ -37,6 +41,7 @@ export interface ShellFileOperationsOptions {
 export class ShellFileOperations implements FileOperations {
   readonly kind: string;
   private readonly timeoutMs: number;
+  private readonly agents: ShellAgents | undefined;
 
   constructor(
     readonly env: Environment,
@@ -50,6 +55,7 @@ export class ShellFileOperations implements FileOperations {
     }
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.kind = `shell:${env.kind}`;
+    this.agents = hasChannel(env) ? new ShellAgents(env) : undefined;
   }
 
   async stat(p: string): Promise<FileStat | null> {
@@ -204,6 +210,7 @@ echo "$c"`;
 
   /** Closes the environment (ends an SSH connection); the operations cannot be used afterwards. */
   async close(): Promise<void> {
+    this.agents?.close();
     await this.env.close?.();
   }
 
@@ -220,13 +227,26 @@ echo "$c"`;
     return parseStat(out.toString("utf8"), p);
   }
 
+  /** The script through an agent when there is one (one exec when none can start), else one exec. */
+  private async exec(script: string, stdin: Buffer | undefined): Promise<ExecResult> {
+    if (this.agents) {
+      try {
+        return await this.agents.run(script, stdin, this.timeoutMs);
+      } catch (error) {
+        if (!(error instanceof AgentUnavailableError)) throw error;
+      }
+    }
+    return this.env.exec(script, { timeoutMs: this.timeoutMs, stdin });
+  }
+
   /** Runs `script` (with the helper prelude) and returns stdout, or throws a Node-style error. */
   private async run(syscall: string, p: string, script: string, args: string[], stdin?: Buffer): Promise<Buffer> {
     checkPath(p);
     let result: ExecResult;
     try {
-      result = await this.env.exec(withArgs(`${PRELUDE}\n${script}`, args), { timeoutMs: this.timeoutMs, stdin });
+      result = await this.exec(withArgs(`${PRELUDE}\n${script}`, args), stdin);
     } catch (error) {
+      if (error instanceof AgentLostError) throw fsError("ECONNRESET", syscall, p, error.message);
       throw Object.assign(new Error(`${this.kind}: could not run the ${syscall} command for '${p}': ${(error as Error).message}`), {
         code: (error as NodeJS.ErrnoException).code ?? "EIO",
         syscall,

@@ -5,6 +5,7 @@
  * per call) and ShellFileOperations (over an Environment: local bash, SSH, docker exec).
  */
 import type { LineIndex, LineStart } from "./lineIndex.js";
+import { WorkbenchError } from "../workbenchError.js";
 
 export type EntryType = "file" | "directory" | "symlink" | "other";
 
@@ -46,7 +47,7 @@ export interface OpenGuard {
  * A guarded open refused what it found. `reason` is guidance for the model (no host path),
  * phrased as a predicate: `"${shownPath}" ${reason}`.
  */
-export class OpenRefusedError extends Error {
+export class OpenRefusedError extends WorkbenchError {
   override readonly name = "OpenRefusedError";
   readonly code = "EREFUSED";
   constructor(readonly reason: string) {
