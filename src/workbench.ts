@@ -123,7 +123,7 @@ export interface WorkbenchArtifactOptions {
    * Cut-off: a Date, a millisecond timestamp, or an agent's state/output holding `startWorkTime`.
    * Default: the start of the thread's latest run seen by this workbench, else every file.
    */
-  since?: Date | number | { startWorkTime?: number };
+  since?: Date | number | { startWorkTime?: number | undefined };
   /** Largest file packed into an archive, in bytes (default 50 MB; larger ones are left out). */
   maxBytes?: number;
 }

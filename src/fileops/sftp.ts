@@ -24,6 +24,7 @@ import { LineCounter, LineWindowCollector } from "./lines.js";
 import { fsError } from "./shell.js";
 import { atomicTempName } from "./tempFiles.js";
 import type { DirEntry, EntryType, FileOperations, FileStat } from "./types.js";
+import { WorkbenchError } from "../workbenchError.js";
 
 /** Where the SFTP session comes from (an SshEnvironment). */
 export interface SftpSource {
@@ -31,6 +32,8 @@ export interface SftpSource {
   /** The current session; given a `stale` one (its transport failed) it returns a fresh one. */
   sftp(stale?: SFTPWrapper): Promise<SFTPWrapper>;
   close?(): Promise<void>;
+  /** Runs one file call as a use of the connection, so an idle one can be ended meanwhile never. */
+  use?<T>(op: () => Promise<T>): Promise<T>;
 }
 
 /** Options of {@link SftpFileOperations}. */
@@ -58,7 +61,8 @@ const S_IFIFO = 0o010000;
 const S_IFSOCK = 0o140000;
 
 /** A failure of the connection or session, not an answer of the server. */
-class TransportError extends Error {
+class TransportError extends WorkbenchError {
+  readonly code = "SFTP_TRANSPORT";
   constructor(message: string, cause?: unknown) {
     super(message, { cause });
   }
@@ -442,6 +446,10 @@ export class SftpFileOperations implements FileOperations {
    */
   private async withSession<T>(syscall: string, p: string, readOnly: boolean, run: (s: Session) => Promise<T>): Promise<T> {
     checkPath(p);
+    return this.env.use ? this.env.use(() => this.onSession(syscall, p, readOnly, run)) : this.onSession(syscall, p, readOnly, run);
+  }
+
+  private async onSession<T>(syscall: string, p: string, readOnly: boolean, run: (s: Session) => Promise<T>): Promise<T> {
     let sftp: SFTPWrapper;
     const stuck = this.stuck;
     this.stuck = undefined;

@@ -5,6 +5,7 @@ import { checkExecOptions, type Environment, type ExecOptions, type ExecResult }
 import { loadOptional, requireInstalled } from "../optional.js";
 import { shellQuote } from "./quote.js";
 import { SftpFileOperations, sftpChannelOpen } from "./sftp.js";
+import { WorkbenchError } from "../workbenchError.js";
 
 /** Options of {@link SshEnvironment}. Exactly one way to check the host key is required. */
 export interface SshEnvironmentOptions {
@@ -45,6 +46,12 @@ export interface SshEnvironmentOptions {
   maxConcurrentCommands?: number;
   /** Timeout applied when a call gives none, in ms. Default 60,000. */
   defaultTimeoutMs?: number;
+  /**
+   * End the connection after this many ms with no command or file call in flight; the next call
+   * connects again. An open connection (its socket and keepalive timer) keeps Node's event loop
+   * alive, so without this a program that forgot `close()` would never exit. Default 30,000.
+   */
+  idleTimeoutMs?: number;
 }
 
 /**
@@ -76,12 +83,49 @@ export class SshEnvironment implements Environment {
   /** Native file access over SFTP on this environment's connection. */
   readonly fileOps: SftpFileOperations = new SftpFileOperations(this);
   private sftpSession: SftpSession | undefined;
+  private readonly idleTimeoutMs: number;
+  /** Calls in flight (commands queued or running, file calls). */
+  private active = 0;
+  private idleTimer: NodeJS.Timeout | undefined;
 
   constructor(options: SshEnvironmentOptions) {
     requireInstalled("ssh2", "The SSH environment");
     this.config = toConnectConfig(options);
     this.defaultTimeoutMs = positive(options.defaultTimeoutMs, "defaultTimeoutMs") ?? 60_000;
     this.limit = pLimit(positive(options.maxConcurrentCommands, "maxConcurrentCommands") ?? 8);
+    this.idleTimeoutMs = positive(options.idleTimeoutMs, "idleTimeoutMs") ?? 30_000;
+  }
+
+  /**
+   * Runs `op` as a use of the connection: while any is in flight the connection stays; once none
+   * has been for `idleTimeoutMs` it is ended (see {@link SshEnvironmentOptions.idleTimeoutMs}).
+   * SftpFileOperations wraps each file call in it.
+   */
+  async use<T>(op: () => Promise<T>): Promise<T> {
+    this.active++;
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+    try {
+      return await op();
+    } finally {
+      if (--this.active === 0 && !this.closed) {
+        // Unref'd: this timer alone never keeps the process alive.
+        this.idleTimer = setTimeout(() => this.endIdle(), this.idleTimeoutMs).unref();
+      }
+    }
+  }
+
+  /** Ends the connection nobody is using; the environment stays usable (the next call reconnects). */
+  private endIdle(): void {
+    this.idleTimer = undefined;
+    if (this.active > 0) return;
+    const connection = this.connection;
+    this.connection = undefined;
+    this.sftpSession = undefined;
+    void connection?.then(
+      (client) => client.end(),
+      () => undefined,
+    );
   }
 
   async exec(command: string, options: ExecOptions = {}): Promise<ExecResult> {
@@ -98,7 +142,7 @@ export class SshEnvironment implements Environment {
     const timeoutMs = options.timeoutMs ?? this.defaultTimeoutMs;
     const stream = { signal: options.signal, onOutput: options.onOutput };
     if (options.signal?.aborted) return { stdout: Buffer.alloc(0), stderr: "", exitCode: -1, timedOut: false, aborted: true };
-    return this.limit(() => this.run(line, options.stdin, timeoutMs, stream));
+    return this.use(() => this.limit(() => this.run(line, options.stdin, timeoutMs, stream)));
   }
 
   /**
@@ -152,6 +196,8 @@ export class SshEnvironment implements Environment {
   /** Ends the connection (and the SFTP session on it). Later `exec` and file calls reject. */
   async close(): Promise<void> {
     this.closed = true;
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
     this.sftpSession = undefined;
     const connection = this.connection;
     this.connection = undefined;
@@ -280,7 +326,8 @@ function delay(ms: number): Promise<void> {
 }
 
 /** The exec channel could not be opened: the command never started. */
-class ChannelOpenError extends Error {
+class ChannelOpenError extends WorkbenchError {
+  readonly code = "SSH_CHANNEL_OPEN";
   /** True when the server itself refused (the connection is alive), false when it is gone. */
   readonly serverAnswered: boolean;
   constructor(cause: Error) {

@@ -9,6 +9,7 @@
  * ranges, `{a,b}` alternatives (nested), `**` (see `globstar`), `**` followed by a slash (zero or more directories).
  */
 import { globAlternativesProblem, globPatternProblem, LIMITS } from "../guards/limits.js";
+import { WorkbenchError } from "../workbenchError.js";
 
 export interface GlobCompileOptions {
   /**
@@ -45,7 +46,9 @@ export interface CompiledGlob {
 }
 
 /** Thrown for a pattern over the limits; the message guides the model. */
-export class GlobLimitError extends Error {}
+export class GlobLimitError extends WorkbenchError {
+  readonly code = "GLOB_LIMIT";
+}
 
 /** Throws {@link GlobLimitError} when a glob as the model wrote it exceeds the length or wildcard limits. */
 export function assertGlobWithinLimits(pattern: string): void {

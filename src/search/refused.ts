@@ -18,9 +18,12 @@ import type { LineRecord, SearchOutcome } from "./types.js";
  * search instead of following it. `drop` checks whatever was not seen and filters.
  */
 export interface HardLinkScreen {
-  /** A result file the engine just reported (absolute path); repeats are ignored. */
+  /** A result file the engine just reported (absolute path); an immediate repeat is ignored. */
   see(file: string): void;
-  /** Waits for the checks and removes refused files from `outcome` (files never seen are checked now). */
+  /**
+   * Waits for the checks and removes refused files from `outcome`; unless the engine says it
+   * announced every result file (`outcome.announced`), the outcome's files are checked now too.
+   */
   drop(outcome: SearchOutcome): Promise<void>;
 }
 
@@ -35,7 +38,10 @@ const WORKER_BATCH = 2_048;
  */
 export function hardLinkScreen(policy: AccessPolicy, newWorker: () => LinkCountWorker = () => new LinkCountWorker()): HardLinkScreen {
   if (policy.allowHardLinks) return { see() {}, drop: async () => {} };
-  const seen = new Set<string>();
+  // Engines report a file's records together, so only back-to-back repeats are skipped (a Set
+  // of every result path cost more than the checks it saved); a rarer repeat is checked twice.
+  let last: string | undefined;
+  let seenCount = 0;
   const refused = new Set<string>();
   const judge = (f: string, nlink: number, size: number) => {
     // Names were judged already; here only what the descriptor-level facts add.
@@ -60,18 +66,20 @@ export function hardLinkScreen(policy: AccessPolicy, newWorker: () => LinkCountW
     );
   };
   const see = (file: string) => {
-    if (seen.has(file)) return;
-    seen.add(file);
-    if (seen.size <= ASYNC_FILES) return queue.push(file);
+    if (file === last) return;
+    last = file;
+    if (++seenCount <= ASYNC_FILES) return queue.push(file);
     batch.push(file);
     if (batch.length >= WORKER_BATCH) flush();
   };
   return {
     see,
     async drop(outcome) {
-      for (const l of outcome.lines) see(l.path);
-      for (const f of outcome.files) see(f);
-      for (const c of outcome.counts) see(c.path);
+      if (!outcome.announced) {
+        for (const l of outcome.lines) see(l.path);
+        for (const f of outcome.files) see(f);
+        for (const c of outcome.counts) see(c.path);
+      }
       flush();
       try {
         await Promise.all(batches);

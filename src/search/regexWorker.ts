@@ -7,6 +7,7 @@
  * runs the same under tsx, ESM and CJS. One worker per search; files are matched in order.
  */
 import { Worker } from "node:worker_threads";
+import { WorkbenchError } from "../workbenchError.js";
 
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require("node:worker_threads");
@@ -25,14 +26,17 @@ parentPort.on("message", ({ id, text }) => {
 `;
 
 /** The pattern was still running on one file when the deadline came. */
-export class RegexTimeoutError extends Error {
+export class RegexTimeoutError extends WorkbenchError {
+  readonly code = "REGEX_TIMEOUT";
   constructor(readonly file: string) {
     super(`regular expression still running on ${file} at the deadline`);
   }
 }
 
 /** The search deadline passed while files were queued (an ordinary, incomplete timeout). */
-export class RegexDeadlineError extends Error {}
+export class RegexDeadlineError extends WorkbenchError {
+  readonly code = "SEARCH_DEADLINE";
+}
 
 interface Pending {
   resolve: (lines: number[]) => void;

@@ -38,23 +38,25 @@ export const LINE_CUT_MARKER = "... [truncated]";
 
 /** The JSON-ready payload fields for one page of results. */
 export function shapeResults(outcome: SearchOutcome, target: "content" | "files", mode: "content" | "files_only" | "count", o: ShapeOptions): Record<string, unknown> {
+  // The engine already dropped what `exclude` refuses (the same name policy): not asked twice.
+  const checkHidden = target === "content" && outcome.screenedByName !== true;
   const visible = (systemPath: string): string | undefined => {
     const shown = o.display(systemPath);
-    return target === "content" && o.isHidden(shown) ? undefined : shown;
+    return checkHidden && o.isHidden(shown) ? undefined : shown;
   };
 
   let items: unknown[];
   const extra: Record<string, unknown> = {};
   if (target === "files" || mode === "files_only") {
     const files = outcome.files.map((f) => visible(f)).filter((f): f is string => f !== undefined);
-    items = [...new Set(files)].sort(byPath);
-    extra.total_files = items.length;
+    const unique = [...new Set(files)];
+    items = sortedUpTo(unique, o.offset + o.limit, byPath);
+    extra.total_files = unique.length;
   } else if (mode === "count") {
     const counts = outcome.counts
       .map((c) => ({ path: visible(c.path), count: c.count }))
-      .filter((c): c is { path: string; count: number } => c.path !== undefined)
-      .sort((a, b) => byPath(a.path, b.path));
-    items = counts;
+      .filter((c): c is { path: string; count: number } => c.path !== undefined);
+    items = sortedUpTo(counts, o.offset + o.limit, (a, b) => byPath(a.path, b.path));
     extra.total_files = counts.length;
     extra.total_matches = counts.reduce((n, c) => n + c.count, 0);
   } else {
@@ -63,14 +65,15 @@ export function shapeResults(outcome: SearchOutcome, target: "content" | "files"
     extra.files_with_matches = new Set((items as ContentMatch[]).map((m) => m.path)).size;
   }
 
+  const total = (extra.total_files as number | undefined) ?? items.length;
   const page = items.slice(o.offset, o.offset + o.limit);
-  const more = o.offset + page.length < items.length;
+  const more = o.offset + page.length < total;
   const payload: Record<string, unknown> = { ...extra, offset: o.offset, returned: page.length };
   payload[target === "files" || mode === "files_only" ? "files" : mode === "count" ? "counts" : "matches"] = page;
   payload.truncated = more || !outcome.complete;
   if (more) payload.next_offset = o.offset + page.length;
   if (!outcome.complete) payload.incomplete = stopMessage(outcome.stopReason);
-  payload.hint = hintFor(items.length, page.length, o.offset, more, outcome.complete);
+  payload.hint = hintFor(total, page.length, o.offset, more, outcome.complete);
   return payload;
 }
 
@@ -139,6 +142,28 @@ function redactRuns(records: LineRecord[], o: ShapeOptions): Map<number, string>
 
 function cut(text: string, o: ShapeOptions): string {
   return text.length > o.maxLineChars ? text.slice(0, o.maxLineChars) + LINE_CUT_MARKER : text;
+}
+
+/**
+ * The first `k` items of `items` in `cmp` order (all of them when `k` is not much smaller):
+ * one page of a 100k-file answer needs a pass with a small sorted buffer, not a full sort.
+ */
+export function sortedUpTo<T>(items: T[], k: number, cmp: (a: T, b: T) => number): T[] {
+  if (k * 8 >= items.length || k > 4_096) return items.sort(cmp);
+  const best: T[] = [];
+  for (const item of items) {
+    if (best.length === k && cmp(item, best[k - 1]!) >= 0) continue;
+    let lo = 0;
+    let hi = best.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (cmp(best[mid]!, item) <= 0) lo = mid + 1;
+      else hi = mid;
+    }
+    best.splice(lo, 0, item);
+    if (best.length > k) best.pop();
+  }
+  return best;
 }
 
 function byPath(a: string, b: string): number {

@@ -253,7 +253,12 @@ export async function runRipgrep(req: SearchRequest, binary = "rg", via?: Ripgre
       });
     }
   });
-  if (!stuck) return outcome;
+  if (!stuck) {
+    // Every pushed record went through `wanted` (exclude included) and `onResultFile`.
+    outcome.announced = true;
+    if (exclude) outcome.screenedByName = true;
+    return outcome;
+  }
   return runJsSearch({ ...req, timeoutMs: Math.max(1, req.timeoutMs - (Date.now() - started)) });
 }
 
