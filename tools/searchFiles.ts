@@ -12,13 +12,8 @@ import { z } from "zod";
 import { contentAccessReason, type AccessPolicy } from "../src/guards/access.js";
 import { LIMITS } from "../src/guards/limits.js";
 import { redactSecrets } from "../src/guards/redact.js";
-import type { Environment } from "../src/fileops/environment.js";
-import { isLocalFileOperations } from "../src/fileops/locality.js";
-import type { FileOperations } from "../src/fileops/types.js";
-import { runSearch } from "../src/search/engine.js";
-import { hardLinkScreen, verifyReportedLines } from "../src/search/refused.js";
+import { runGuardedSearch, searchPlaceFor } from "../src/search/guardedSearch.js";
 import { shapeResults } from "../src/search/results.js";
-import type { SearchOutcome, SearchRequest } from "../src/search/types.js";
 import type { Workspace } from "../src/workspace.js";
 import { parseOptions, strictKeys } from "../src/options.js";
 import { markWorkbenchTool } from "./toolResult.js";
@@ -31,7 +26,6 @@ import {
   resolveFileToolOptions,
   threadFileOptions,
   type FileToolOptions,
-  type ResolvedFileToolOptions,
 } from "./fileToolSupport.js";
 
 export const SEARCH_DEFAULT_LIMIT = 50;
@@ -146,17 +140,6 @@ export function createSearchFilesTool(options: SearchFilesToolOptions = {}) {
     maxLineChars: positive("maxLineChars", options.maxLineChars, 500),
   };
 
-  /** The thread's file access, and the environment next to those files when one can run rg there. */
-  async function searchPlace(threadOpts: ResolvedFileToolOptions, threadId: string): Promise<{ fileOps: FileOperations; environment?: Environment }> {
-    const fileOps = threadOpts.fileOps;
-    if (isLocalFileOperations(fileOps) || fileOpts.environments.environment === undefined) return { fileOps };
-    return { fileOps, environment: await fileOpts.environments.environmentFor(threadId) };
-  }
-
-  async function run(req: SearchRequest, place: { fileOps: FileOperations; environment?: Environment }): Promise<SearchOutcome> {
-    return runSearch(req, { engine, ...(options.ripgrepPath ? { ripgrepPath: options.ripgrepPath } : {}), ...place });
-  }
-
   async function searchFiles(args: SearchFilesArgs, config: unknown): Promise<{ payload: Record<string, unknown>; isError: boolean }> {
     let ws: Workspace | undefined;
     let display: string | undefined;
@@ -173,41 +156,34 @@ export function createSearchFilesTool(options: SearchFilesToolOptions = {}) {
       const resolved = await resolveFileTarget(args.path ?? ".", config, threadOpts);
       ws = resolved.ws;
       display = resolved.display;
-      const place = await searchPlace(threadOpts, resolved.ws.threadId);
+      const place = await searchPlaceFor(fileOpts.environments, threadOpts.fileOps, resolved.ws.threadId);
       const s = await threadOpts.fileOps.stat(resolved.systemPath).catch(() => null);
       if (!s || (s.type !== "file" && s.type !== "directory")) {
         throw new FileToolError(`Path "${display}" does not exist (or is not a file or directory). Use "." to search the whole workspace.`);
       }
       // The path itself is decided on what it really is: `README.txt -> .env` is a credential file.
       const policy = accessPolicyFor(resolved, fileOpts);
-      const local = isLocalFileOperations(threadOpts.fileOps);
       const real = await threadOpts.fileOps.realpath(resolved.systemPath).catch(() => resolved.systemPath);
       const pathReason = target === "content" && s.type === "file" ? contentAccessReason(real, policy) : undefined;
       if (pathReason) throw new FileToolError(`"${display}" ${pathReason}`);
       const byName: AccessPolicy = { ...policy, workspaceDir: resolved.ws.dir };
-      // The descriptor-level re-checks read this machine's disk: only for local files (remote
-      // backends were checked by path after each read in the walk).
-      const screen = target === "content" && local ? hardLinkScreen(policy) : undefined;
-      const outcome = await run({
-        target,
-        pattern: args.pattern,
-        mode,
-        cwd: resolved.ws.dir,
-        searchPath: resolved.systemPath,
-        ...(args.file_glob ? { fileGlob: args.file_glob } : {}),
-        context,
-        maxRecords: limits.maxResults,
-        timeoutMs: limits.timeoutMs,
-        maxOutputBytes: limits.maxOutputBytes,
-        exclude: (p) => contentAccessReason(p, byName) !== undefined,
-        ...(screen ? { onResultFile: screen.see } : {}),
-      }, place);
-      if (screen) {
-        await screen.drop(outcome);
-        // Verified against the workspace's real path, or (open mode, outside it) the searched path's.
-        const insideWs = resolved.ws.toAgentPath(resolved.systemPath) !== resolved.systemPath;
-        if (outcome.engine === "ripgrep") await verifyReportedLines(outcome, insideWs ? policy.workspaceDir : real);
-      }
+      // Verified against the workspace's real path, or (open mode, outside it) the searched path's.
+      const insideWs = resolved.ws.toAgentPath(resolved.systemPath) !== resolved.systemPath;
+      const outcome = await runGuardedSearch(
+        {
+          target,
+          pattern: args.pattern,
+          mode,
+          cwd: resolved.ws.dir,
+          searchPath: resolved.systemPath,
+          ...(args.file_glob ? { fileGlob: args.file_glob } : {}),
+          context,
+          maxRecords: limits.maxResults,
+          timeoutMs: limits.timeoutMs,
+          maxOutputBytes: limits.maxOutputBytes,
+        },
+        { ...place, engine, ...(options.ripgrepPath ? { ripgrepPath: options.ripgrepPath } : {}), policy, workspaceDir: resolved.ws.dir, verifyRoot: insideWs ? policy.workspaceDir : real },
+      );
       const head = { pattern: args.pattern, target, path: display, ...(target === "content" ? { output_mode: mode } : {}), engine: outcome.engine };
       if (outcome.error) return { payload: { ...head, error: resolved.ws.rewrite(outcome.error) }, isError: true };
       const wsRef = resolved.ws;

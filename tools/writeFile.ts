@@ -10,8 +10,8 @@
 import { z } from "zod";
 import { withPathLock } from "../src/fileops/lock.js";
 import type { FileOperations, OpenGuard } from "../src/fileops/types.js";
-import { accessOpenGuard, looksLikeDedupStub, writeAccessReason } from "../src/guards/access.js";
-import { containsRedactionMarker } from "../src/guards/redact.js";
+import { accessOpenGuard, writeAccessReason } from "../src/guards/access.js";
+import { writeContentReason } from "../src/guards/writeContent.js";
 import { fromLf, toLf, type TextConventions } from "../src/patch/lineEndings.js";
 import {
   accessPolicyFor,
@@ -37,46 +37,12 @@ export const writeFileSchema = z.object({
 
 export type WriteFileArgs = z.infer<typeof writeFileSchema>;
 
-const GUTTER_LINE = /^\s*(\d+)\|/;
+export { looksLikeReadFileDisplay } from "../src/guards/writeContent.js";
 
-/**
- * True when `content` looks like read_file output pasted back: at least two lines carrying an
- * `N|` gutter with consecutive numbers, covering most non-empty lines.
- */
-export function looksLikeReadFileDisplay(content: string): boolean {
-  const lines = content.split("\n").filter((l) => l.trim() !== "");
-  if (lines.length < 2) return false;
-  let gutter = 0;
-  let consecutive = 0;
-  let previous: number | undefined;
-  for (const line of lines) {
-    const m = GUTTER_LINE.exec(line);
-    if (!m) continue;
-    gutter++;
-    const n = Number(m[1]);
-    if (previous !== undefined && n === previous + 1) consecutive++;
-    previous = n;
-  }
-  return gutter >= 2 && consecutive >= 1 && gutter >= lines.length * 0.8;
-}
-
-/** Guard: content must be the file itself, not a display of it, and hold no redaction marker. */
+/** Guard: content must be the file itself, not a display of it, and hold no redaction marker (src/guards/writeContent.ts). */
 export function guardWriteContent(content: string, what = "content"): void {
-  if (looksLikeReadFileDisplay(content)) {
-    throw new FileToolError(
-      `The ${what} starts its lines with "N|" line numbers: that is read_file's display, not the file. Remove the "N|" prefixes and send the plain text.`,
-    );
-  }
-  if (looksLikeDedupStub(content)) {
-    throw new FileToolError(
-      `The ${what} is read_file's "unchanged" placeholder, not the file: writing it would replace the file with the placeholder. Use the content from the earlier read_file result (or read the file again with another offset), then send the real text.`,
-    );
-  }
-  if (containsRedactionMarker(content)) {
-    throw new FileToolError(
-      `The ${what} contains a «redacted…» marker from a masked read. Writing it would replace the real secret with the marker and destroy it. Edit only the other lines with patch (leave the secret lines untouched), or ask the user for the real value.`,
-    );
-  }
+  const reason = writeContentReason(content, what);
+  if (reason) throw new FileToolError(reason);
 }
 
 /** The line-ending and BOM conventions of an existing file, from its first 64 KiB. */

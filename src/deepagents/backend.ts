@@ -4,12 +4,18 @@
  * `grep`/`delete` tools inherit confinement, device-path and binary refusal, credential-file
  * protection and secret redaction — and never show a host path.
  *
+ * An adapter: the decisions are the cores the package's own tools use — the access policy and
+ * its refusals (src/guards/access.ts), write-content refusals (src/guards/writeContent.ts),
+ * media decisions (src/media), the guarded search engine (src/search/guardedSearch.ts), the one
+ * command runner (src/fileops/command.ts) and the staleness rule (src/guards/staleness.ts).
+ * What stays here is deepagents' protocol: its result shapes, 0-based windows and its rules
+ * (empty `old_string`, `/` clears the workspace, base64 for binary types).
+ *
  * Types come from `deepagents` as type-only imports: the package stays an optional peer.
  */
 import path from "node:path";
 import { getConfig } from "@langchain/langgraph";
 import pLimit from "p-limit";
-import { z } from "zod";
 import type {
   BackendProtocolV2,
   BackendRuntime,
@@ -32,144 +38,29 @@ import { hasBinaryExtension, SNIFF_BYTES, sniffBinary } from "../guards/binary.j
 import { binaryTooLargeMessage, mediaReadDecision, type BinaryLoads } from "../guards/media.js";
 import { PdfReadError } from "../media/pdf.js";
 import { openForRead, pdfLines, type OpenedRead } from "../media/read.js";
-import { accessOpenGuard, contentAccessReason, looksLikeDedupStub, writeAccessReason, type AccessPolicy } from "../guards/access.js";
-import type { CredentialPattern } from "../guards/credentials.js";
+import { accessOpenGuard, contentAccessReason, writeAccessReason, type AccessPolicy } from "../guards/access.js";
 import { devicePathReason, nonRegularFileReason } from "../guards/devices.js";
 import { editInputProblem, editResultProblem, LIMITS } from "../guards/limits.js";
 import { containsRedactionMarker, redactSecrets, secretEditReason, SECRET_EDIT_REFUSAL } from "../guards/redact.js";
-import type { EnvironmentOption } from "../fileops/environment.js";
+import { writeContentReason } from "../guards/writeContent.js";
+import { escapeRegExp } from "../guards/regexp.js";
 import { isLocalFileOperations, ThreadEnvironments } from "../fileops/threadEnvironment.js";
-import { runJsSearch } from "../search/fallback.js";
-import { detectRipgrep, runRipgrep } from "../search/ripgrep.js";
+import { runGuardedSearch, searchPlaceFor } from "../search/guardedSearch.js";
 import type { SearchOutcome, SearchRequest } from "../search/types.js";
 import { withPathLock } from "../fileops/lock.js";
 import { OpenRefusedError, type FileOperations, type OpenGuard } from "../fileops/types.js";
-import { hardLinkScreen, verifyReportedLines } from "../search/refused.js";
 import { resolveRootDir, Workspace, WorkspacePathError } from "../workspace.js";
 import { threadIdFromConfig } from "../context/thread.js";
-import { commandEnvironmentForThread, DEFAULT_COMMAND_TIMEOUT_SECONDS, DEFAULT_MAX_OUTPUT_CHARS, prepareCommandSandbox, runAgentCommand, type CommandSandboxOptions } from "../fileops/command.js";
-import { parseOptions, strictKeys } from "../options.js";
+import { parseOptions } from "../options.js";
+import { WorkbenchError } from "../workbenchError.js";
 import { GlobLimitError, globMatcher } from "./glob.js";
 import { decodeBase64, isBase64Path, mimeTypeForPath } from "./mime.js";
-import { isStale, staleWriteWarning, BACKEND_WARNING_KEY } from "../guards/staleness.js";
+import { commandExecutor } from "./execute.js";
+import { workbenchBackendOptionsSchema, type WorkbenchBackendOptions } from "./options.js";
+import { SeenMtimes, BACKEND_WARNING_KEY } from "../guards/staleness.js";
 import { DEFAULT_MAX_TRANSFER_BYTES, getFile, isTransferRefusal, putFile, realTarget, writeDestination, type TransferSettings } from "../files/transfer.js";
 
-/** Options of {@link WorkbenchBackend}. */
-export interface WorkbenchBackendOptions {
-  /** Root holding the thread directories (else `WORKBENCH_ROOT`, else `./agent_files`). */
-  rootDir?: string;
-  /**
-   * Pin the backend to one thread. Unset (the usual case), each call uses the thread of the run
-   * it serves (`configurable.thread_id`), so one backend instance serves every thread.
-   */
-  threadId?: string;
-  /**
-   * File operations (default: the environment's file access, else native local fs). Given with
-   * `environment`, `fileOps` wins for file access and the environment runs `execute`.
-   */
-  fileOps?: FileOperations;
-  /**
-   * Where each thread's files are and its commands run: an Environment, or
-   * `(threadId) => Environment` for one per thread. Default: this machine.
-   */
-  environment?: EnvironmentOption;
-  /**
-   * Implement deepagents' sandbox protocol (`execute` + `id`), so createDeepAgent adds its
-   * `execute` tool, run in the thread's environment exactly as `run_command` runs (danger screen,
-   * scrubbed variables, timeout, output cap, secret masking, workspace paths). Default false:
-   * a shell reaches beyond the file guards; enable it deliberately.
-   */
-  execute?: boolean | WorkbenchExecuteOptions;
-  /** Extra credential-file patterns (globs on the base name, or RegExps on the path). */
-  credentialPatterns?: readonly CredentialPattern[];
-  /** Redact secrets in read and grep output (default true). */
-  redact?: boolean;
-  /** Most characters one `read` returns before asking for a smaller window (default 100,000). */
-  maxReadChars?: number;
-  /** Lines longer than this are cut in `read` output (default 2,000). */
-  maxLineChars?: number;
-  /** Largest PNG/JPEG/GIF/WebP file `read` returns as image bytes, in bytes (default 5 MiB). */
-  maxImageBytes?: number;
-  /** Return images for deepagents' image blocks (default true); false refuses them with guidance. */
-  readImages?: boolean;
-  /**
-   * Return audio and video files (recognised by their bytes, up to 10 MiB) for deepagents' audio
-   * and video blocks, as deepagents' own backends do (default true); false refuses them.
-   */
-  readAudioVideo?: boolean;
-  /**
-   * What `read` returns for a PDF: `"text"` (default) its extracted text, windowed by lines and
-   * redacted — works with every model; `"file"` its bytes (up to 10 MiB), which deepagents'
-   * read_file hands the model as a `file` block, as deepagents' own backends do (the model must
-   * accept PDF input; the text is then not redacted).
-   */
-  pdfAs?: "text" | "file";
-  /** Most files `glob`/`grep` visit before reporting a truncated result (default 20,000). */
-  maxWalkFiles?: number;
-  /** Largest file `grep` searches, in bytes (default 5 MB). */
-  maxGrepFileBytes?: number;
-  /** Directory names `glob`/`grep` never enter (default `.git`, `node_modules`). */
-  skipDirs?: readonly string[];
-  /** Read files with more than one hard link (default false: refused; see README "Security model"). */
-  allowHardLinks?: boolean;
-  /** Largest file `uploadFiles`/`downloadFiles` move, in bytes (default 50 MB). */
-  maxTransferBytes?: number;
-}
-
-/** Settings of {@link WorkbenchBackend}'s `execute`. */
-export interface WorkbenchExecuteOptions {
-  /** Seconds before a command and its children are killed (default 60). */
-  timeoutSeconds?: number;
-  /** Output cap in characters, head and tail kept (default 30,000). */
-  maxOutputChars?: number;
-  /** Run commands the danger screen refuses (only behind human approval). Default false. */
-  allowDangerous?: boolean;
-  /** Variables passed on purpose, added after scrubbing. */
-  env?: Record<string, string>;
-  /** Sandbox for commands on this machine (default `"auto"`), as run_command's `sandbox` option. */
-  sandbox?: CommandSandboxOptions["sandbox"];
-  /** Network inside the sandbox (default false), as run_command's `network` option (`true` or an allow-list). */
-  network?: CommandSandboxOptions["network"];
-  /** Credentials commands see only as sentinels, as run_command's `secrets` option. */
-  secrets?: CommandSandboxOptions["secrets"];
-}
-
-/**
- * The keys of {@link WorkbenchBackendOptions} and of an `execute` options object: an unknown key
- * throws at construction, naming the accepted ones. Values are checked by the constructor.
- */
-const workbenchBackendOptionsSchema = strictKeys<WorkbenchBackendOptions>({
-  rootDir: true,
-  threadId: true,
-  fileOps: true,
-  environment: true,
-  // An object's keys are checked here; any other value is left to the constructor's own message.
-  execute: z.union([
-    strictKeys<WorkbenchExecuteOptions>({ timeoutSeconds: true, maxOutputChars: true, allowDangerous: true, env: true, sandbox: true, network: true, secrets: true }),
-    z.custom((v) => typeof v !== "object" || v === null || Array.isArray(v)),
-  ]),
-  credentialPatterns: true,
-  redact: true,
-  maxReadChars: true,
-  maxLineChars: true,
-  maxImageBytes: true,
-  readImages: true,
-  readAudioVideo: true,
-  pdfAs: true,
-  maxWalkFiles: true,
-  maxGrepFileBytes: true,
-  skipDirs: true,
-  allowHardLinks: true,
-  maxTransferBytes: true,
-});
-
-const DEFAULTS = {
-  maxReadChars: 100_000,
-  maxLineChars: 2_000,
-  maxWalkFiles: 20_000,
-  maxGrepFileBytes: 5 * 1024 * 1024,
-  skipDirs: [".git", "node_modules"],
-};
+export type { WorkbenchBackendOptions, WorkbenchExecuteOptions } from "./options.js";
 
 const EMPTY_FILE_NOTE = "System reminder: File exists but has empty contents";
 
@@ -182,58 +73,71 @@ interface Target {
   system: string;
 }
 
-function positiveInt(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value <= 0) throw new TypeError(`WorkbenchBackend: ${name} must be a positive integer`);
-  return value;
+/** {@link WorkbenchBackendOptions} resolved: defaults applied (values were checked by the schema). */
+interface Settings {
+  rootDir: string;
+  environments: ThreadEnvironments;
+  credentialPatterns: AccessPolicy["credentialPatterns"];
+  allowHardLinks: boolean;
+  redact: boolean;
+  maxReadChars: number;
+  maxLineChars: number;
+  /** 0 when images are off (`readImages: false`). */
+  maxImageBytes: number;
+  readAudioVideo: boolean;
+  pdfAs: "text" | "file";
+  maxWalkFiles: number;
+  skipDirs: ReadonlySet<string>;
+  maxTransferBytes: number;
+  /**
+   * Last mtime seen of each file read or written through this backend (system path → mtime):
+   * the staleness warning on writes, for use without the FileManager's checkpointed read times.
+   */
+  seen: SeenMtimes;
+}
+
+function resolveSettings(options: WorkbenchBackendOptions): Settings {
+  return {
+    rootDir: resolveRootDir(options.rootDir),
+    environments: new ThreadEnvironments({ environment: options.environment, fileOps: options.fileOps }),
+    credentialPatterns: options.credentialPatterns ?? [],
+    allowHardLinks: options.allowHardLinks === true,
+    redact: options.redact ?? true,
+    maxReadChars: options.maxReadChars ?? 100_000,
+    maxLineChars: options.maxLineChars ?? 2_000,
+    maxImageBytes: options.readImages === false ? 0 : (options.maxImageBytes ?? LIMITS.imageMaxBytes),
+    readAudioVideo: options.readAudioVideo ?? true,
+    pdfAs: options.pdfAs ?? "text",
+    maxWalkFiles: options.maxWalkFiles ?? 20_000,
+    skipDirs: new Set(options.skipDirs ?? [".git", "node_modules"]),
+    maxTransferBytes: options.maxTransferBytes ?? DEFAULT_MAX_TRANSFER_BYTES,
+    seen: new SeenMtimes(),
+  };
 }
 
 /** Implements deepagents' `BackendProtocolV2` on a per-thread {@link Workspace}. */
 export class WorkbenchBackend implements BackendProtocolV2 {
-  private readonly rootDir: string;
+  private readonly s: Settings;
   private readonly threadId: string | undefined;
-  private readonly environments: ThreadEnvironments;
-  private readonly credentialPatterns: readonly CredentialPattern[];
-  private readonly redact: boolean;
-  private readonly maxReadChars: number;
-  private readonly maxLineChars: number;
-  private readonly maxImageBytes: number;
-  private readonly readAudioVideo: boolean;
-  private readonly pdfAs: "text" | "file";
-  private readonly maxWalkFiles: number;
-  private readonly maxGrepFileBytes: number;
-  private readonly skipDirs: ReadonlySet<string>;
-  private readonly allowHardLinks: boolean;
-  private readonly maxTransferBytes: number;
-  /** Bounds concurrent stat calls (glob metadata). */
+  /** Bounds concurrent stat calls (glob metadata, ls). */
   private readonly io = pLimit(32);
-  /**
-   * Last mtime this process saw of each file it read or wrote (system path → mtime), for the
-   * staleness warning on writes. Bounded; insertion order is the eviction order.
-   */
-  private readonly seen = new Map<string, number>();
 
   constructor(options: WorkbenchBackendOptions = {}) {
-    if (typeof options !== "object" || options === null) throw new TypeError("WorkbenchBackend: options must be an object");
-    parseOptions(workbenchBackendOptionsSchema, options, "Invalid WorkbenchBackend options");
-    this.rootDir = resolveRootDir(options.rootDir);
-    this.threadId = options.threadId;
-    this.environments = new ThreadEnvironments({ environment: options.environment, fileOps: options.fileOps });
-    this.credentialPatterns = options.credentialPatterns ?? [];
-    this.redact = options.redact ?? true;
-    this.maxReadChars = positiveInt("maxReadChars", options.maxReadChars, DEFAULTS.maxReadChars);
-    this.maxLineChars = positiveInt("maxLineChars", options.maxLineChars, DEFAULTS.maxLineChars);
-    this.maxImageBytes = options.readImages === false ? 0 : positiveInt("maxImageBytes", options.maxImageBytes, LIMITS.imageMaxBytes);
-    if (options.readAudioVideo !== undefined && typeof options.readAudioVideo !== "boolean") throw new TypeError("WorkbenchBackend: readAudioVideo must be a boolean");
-    this.readAudioVideo = options.readAudioVideo ?? true;
-    if (options.pdfAs !== undefined && options.pdfAs !== "text" && options.pdfAs !== "file") throw new TypeError('WorkbenchBackend: pdfAs must be "text" or "file"');
-    this.pdfAs = options.pdfAs ?? "text";
-    this.maxWalkFiles = positiveInt("maxWalkFiles", options.maxWalkFiles, DEFAULTS.maxWalkFiles);
-    this.maxGrepFileBytes = positiveInt("maxGrepFileBytes", options.maxGrepFileBytes, DEFAULTS.maxGrepFileBytes);
-    this.skipDirs = new Set(options.skipDirs ?? DEFAULTS.skipDirs);
-    this.allowHardLinks = options.allowHardLinks === true;
-    this.maxTransferBytes = positiveInt("maxTransferBytes", options.maxTransferBytes, DEFAULT_MAX_TRANSFER_BYTES);
-    if (options.execute) this.enableExecute(options.execute === true ? {} : options.execute);
+    const parsed = parseOptions(workbenchBackendOptionsSchema, options, "Invalid WorkbenchBackend options");
+    this.s = resolveSettings(parsed);
+    this.threadId = parsed.threadId;
+    if (parsed.execute) {
+      const run = commandExecutor(parsed.execute === true ? {} : parsed.execute, this.s.environments.environment !== undefined, this.s.rootDir);
+      // eslint-disable-next-line @typescript-eslint/no-this-alias -- fallback for a detached call
+      const owner = this;
+      // A function, not an arrow: `this` is the backend it is called on (a forThread() pin).
+      const execute = function (this: WorkbenchBackend | undefined, command: string): Promise<ExecuteResponse> {
+        const self = this instanceof WorkbenchBackend ? this : owner;
+        return run({ environments: self.s.environments, redact: self.s.redact, workspace: () => self.workspace() }, command);
+      };
+      Object.defineProperty(this, "execute", { value: execute, enumerable: true });
+      Object.defineProperty(this, "id", { value: "workbench", enumerable: true });
+    }
   }
 
   /**
@@ -244,50 +148,6 @@ export class WorkbenchBackend implements BackendProtocolV2 {
   declare readonly execute?: (command: string) => Promise<ExecuteResponse>;
   /** Sandbox id for deepagents (`"workbench"`), present only with the `execute` option. */
   declare readonly id?: string;
-
-  private enableExecute(options: WorkbenchExecuteOptions): void {
-    if (typeof options !== "object" || options === null) throw new TypeError("WorkbenchBackend: execute must be true or an options object");
-    const seconds = options.timeoutSeconds ?? DEFAULT_COMMAND_TIMEOUT_SECONDS;
-    if (!(Number.isFinite(seconds) && seconds > 0)) throw new TypeError("WorkbenchBackend: execute.timeoutSeconds must be a positive number");
-    const maxOutputChars = positiveInt("execute.maxOutputChars", options.maxOutputChars, DEFAULT_MAX_OUTPUT_CHARS);
-    if (options.sandbox !== undefined && !["auto", "required", "off"].includes(options.sandbox)) {
-      throw new TypeError('WorkbenchBackend: execute.sandbox must be "auto", "required" or "off"');
-    }
-    prepareCommandSandbox(options, this.environments.environment !== undefined, this.rootDir);
-    // eslint-disable-next-line @typescript-eslint/no-this-alias -- fallback for a detached call
-    const owner = this;
-    // A function, not an arrow: `this` is the backend it is called on (a forThread() pin).
-    const execute = async function (this: WorkbenchBackend | undefined, command: string): Promise<ExecuteResponse> {
-      const self = this instanceof WorkbenchBackend ? this : owner;
-      if (typeof command !== "string" || command.trim() === "") {
-        return { output: "Error: command is empty. Pass a shell command line, e.g. `ls -la`.", exitCode: null, truncated: false };
-      }
-      let ws: Workspace | undefined;
-      try {
-        ws = self.workspace();
-        const chosen = await commandEnvironmentForThread(self.environments, ws, options);
-        const result = await runAgentCommand(command, {
-          environment: chosen.environment,
-          fileOps: await self.environments.fileOpsFor(ws.threadId),
-          workspace: ws,
-          timeoutMs: Math.round(seconds * 1000),
-          maxOutputChars,
-          allowDangerous: options.allowDangerous,
-          env: options.env,
-          redact: self.redact,
-        });
-        if (result.refused !== undefined) return { output: `Error: ${result.refused}`, exitCode: null, truncated: false };
-        let output = result.output;
-        if (result.timedOut) output += `\n[timed out after ${seconds} s: the command and its child processes were killed]`;
-        return { output, exitCode: result.exitCode, truncated: result.truncated };
-      } catch (err) {
-        const message = `Error: could not run the command: ${err instanceof Error ? err.message : String(err)}`;
-        return { output: ws ? ws.rewrite(message) : message, exitCode: null, truncated: false };
-      }
-    };
-    Object.defineProperty(this, "execute", { value: execute, enumerable: true });
-    Object.defineProperty(this, "id", { value: "workbench", enumerable: true });
-  }
 
   /**
    * A deepagents backend factory (`backend: WorkbenchBackend.factory({ rootDir })`) that binds
@@ -308,7 +168,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
 
   /** The workspace this call serves: the pinned thread, else the current run's thread. */
   workspace(): Workspace {
-    return Workspace.forThread(this.rootDir, this.threadId ?? threadIdFromConfig(safeConfig()));
+    return Workspace.forThread(this.s.rootDir, this.threadId ?? threadIdFromConfig(safeConfig()));
   }
 
   /** Lists a directory (not recursive): `/`-rooted paths, directories with a trailing `/`, sizes and mtimes. */
@@ -347,7 +207,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
    */
   async read(filePath: string, offset = 0, limit = 500): Promise<ReadResult> {
     return this.guarded(filePath, async (t) => {
-      const opened = await this.openRead(t, true, { audioVideo: this.readAudioVideo });
+      const opened = await this.openRead(t, true, { audioVideo: this.s.readAudioVideo });
       if ("error" in opened) return { error: opened.error };
       const start = Math.max(0, Math.floor(Number.isFinite(offset) ? offset : 0));
       if (limit === 0 && opened.kind === "text") return { content: "", mimeType: "text/plain" };
@@ -357,7 +217,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
         if (changed) return { error: changed };
         // deepagents' read_file turns image bytes into an image block for the model.
         if (opened.kind === "image" || opened.kind === "audio" || opened.kind === "video") return { content: new Uint8Array(opened.bytes), mimeType: opened.mimeType };
-        if (opened.kind === "pdf" && this.pdfAs === "file") {
+        if (opened.kind === "pdf" && this.s.pdfAs === "file") {
           if (opened.bytes.length > LIMITS.binaryReadMaxBytes) return { error: binaryTooLargeMessage(t.shown, opened.bytes.length) };
           return { content: new Uint8Array(opened.bytes), mimeType: "application/pdf" };
         }
@@ -365,7 +225,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
         return { error: `'${t.shown}' is a binary file; read shows text, images, audio, video and PDFs only.` };
       }
       const guard = this.openGuard("read", t);
-      const window = await t.ops.readLines(t.system, { offset: start + 1, limit: count, maxLineChars: this.maxLineChars }, guard);
+      const window = await t.ops.readLines(t.system, { offset: start + 1, limit: count, maxLineChars: this.s.maxLineChars }, guard);
       const changed = await this.recheckAfterRead(t);
       if (changed) return { error: changed };
       if (window.lines.length === 0) {
@@ -378,7 +238,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       let chars = 0;
       let kept = 0;
       for (const l of lines) {
-        if (kept > 0 && chars + l.length + 1 > this.maxReadChars) break;
+        if (kept > 0 && chars + l.length + 1 > this.s.maxReadChars) break;
         chars += l.length + 1;
         kept++;
       }
@@ -388,14 +248,14 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       // Counting streams the rest of the file: worth it for the "of T lines" hint on ordinary
       // files, not for a window at the top of a multi-GB log (totalLines is optional in deepagents).
       const st = await t.ops.stat(t.system);
-      if (st) this.remember(t.system, st.mtimeMs);
+      if (st) this.s.seen.remember(t.system, st.mtimeMs);
       const size = st?.size ?? Number.POSITIVE_INFINITY;
       const totalLines = window.totalLines ?? (size <= COUNT_LINES_MAX_BYTES ? await t.ops.countLines(t.system, guard) : undefined);
       const endLine = start + lines.length;
       const more = capped || window.hasMore || (totalLines !== undefined && endLine < totalLines);
       return {
         // Raw lines, before deepagents adds its gutters; a window after line 1 may start inside a key.
-        content: this.redact ? redactSecrets(text, { startsMidFile: start > 0 }) : text,
+        content: this.s.redact ? redactSecrets(text, { startsMidFile: start > 0 }) : text,
         mimeType: "text/plain",
         ...(totalLines === undefined ? {} : { totalLines }),
         startLine: start + 1,
@@ -423,16 +283,16 @@ export class WorkbenchBackend implements BackendProtocolV2 {
         const mimeType = opened.kind === "pdf" ? "application/pdf" : (opened.mimeType ?? mimeTypeForPath(t.system));
         return { data: { content: new Uint8Array(opened.bytes), mimeType, created_at: stamp, modified_at: stamp } };
       }
-      if (s.size > this.maxReadChars * 4) {
+      if (s.size > this.s.maxReadChars * 4) {
         return { error: `'${t.shown}' is ${s.size} bytes, too large to load whole. Use read_file with offset and limit.` };
       }
       const text = await t.ops.readText(t.system, this.openGuard("read", t));
       const changed = await this.recheckAfterRead(t);
       if (changed) return { error: changed };
-      this.remember(t.system, s.mtimeMs);
+      this.s.seen.remember(t.system, s.mtimeMs);
       const stamp = new Date(s.mtimeMs).toISOString();
       return {
-        data: { content: this.redact ? redactSecrets(text) : text, mimeType: "text/plain", created_at: stamp, modified_at: stamp },
+        data: { content: this.s.redact ? redactSecrets(text) : text, mimeType: "text/plain", created_at: stamp, modified_at: stamp },
       };
     });
   }
@@ -461,7 +321,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
         if (existing?.type === "directory") return { error: `'${t.shown}' is a directory. Write to a file path inside it.` };
         const nonRegular = existing ? nonRegularFileReason(t.shown, existing) : undefined;
         if (nonRegular) return { error: nonRegular };
-        const warning = existing ? this.staleness(t, existing.mtimeMs) : undefined;
+        const warning = existing ? this.s.seen.warning(t.system, t.shown, existing.mtimeMs) : undefined;
         await t.ops.writeAtomic(dest, data, this.openGuard("write", t));
         await this.noteSeen(t.ops, t.system);
         return { path: t.shown, filesUpdate: null, ...(warning ? { metadata: { [BACKEND_WARNING_KEY]: warning } } : {}) };
@@ -475,7 +335,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       if (typeof oldString !== "string" || typeof newString !== "string") {
         return { error: "old_string and new_string must both be strings." };
       }
-      const refused = (await this.refuseRead(t)) ?? (await this.refuseWrite(t, newString));
+      const refused = (await this.refuseRead(t)) ?? (await this.refuseWrite(t, newString, "new_string"));
       if (refused) return { error: refused };
       if (containsRedactionMarker(oldString)) {
         return { error: "old_string contains a redaction marker («redacted…»): the file holds the real secret there. Anchor the edit on nearby lines instead." };
@@ -487,7 +347,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
         const tooLarge = editInputProblem(t.shown, current?.size ?? 0);
         if (tooLarge) return { error: tooLarge };
         const before = await t.ops.readText(dest, this.openGuard("read", t));
-        const warning = current ? this.staleness(t, current.mtimeMs) : undefined;
+        const warning = current ? this.s.seen.warning(t.system, t.shown, current.mtimeMs) : undefined;
         const done = async (after: string, occurrences: number): Promise<EditResult> => {
           await t.ops.writeAtomic(dest, after, this.openGuard("write", t));
           await this.noteSeen(t.ops, t.system);
@@ -504,8 +364,8 @@ export class WorkbenchBackend implements BackendProtocolV2 {
         const grown = occurrences > 0 ? editResultProblem(t.shown, before.length + (replaceAll ? occurrences : 1) * (newString.length - oldString.length)) : undefined;
         if (grown) return { error: grown };
         const after = replaceAll ? before.split(oldString).join(newString) : before.replace(oldString, () => newString);
-        if (occurrences === 0 || (occurrences > 1 && !replaceAll) || (this.redact && secretEditReason(before, after))) {
-          if (!this.redact) return occurrences === 0 ? notFound : ambiguous(occurrences);
+        if (occurrences === 0 || (occurrences > 1 && !replaceAll) || (this.s.redact && secretEditReason(before, after))) {
+          if (!this.s.redact) return occurrences === 0 ? notFound : ambiguous(occurrences);
           // Answer from the masked view (what read showed): no oracle on text inside a secret.
           const visible = redactSecrets(before).split(oldString).length - 1;
           if (visible === 0) return notFound;
@@ -530,13 +390,13 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       if (isRoot && s.type !== "directory") return { error: "The workspace directory is not a directory here; delete the files inside it one by one." };
       const policy = { ...this.policy(t.ws), workspaceDir: t.ws.dir };
       const denied = writeAccessReason(t.system, policy);
-      if (denied) return { error: `'${t.shown}' ${denied}` };
+      if (denied) return { error: `"${t.shown}" ${denied}` };
       if (s.type !== "directory") {
         await t.ops.remove(t.system, this.openGuard("write", t));
         return { path: t.shown, filesUpdate: null };
       }
       const tree = await this.collectTree(t.ops, t.system);
-      if (tree === undefined) return { error: `'${t.shown}' holds more than ${this.maxWalkFiles} entries; delete its subdirectories one at a time.` };
+      if (tree === undefined) return { error: `'${t.shown}' holds more than ${this.s.maxWalkFiles} entries; delete its subdirectories one at a time.` };
       const protectedInside = tree.entries.filter((e) => writeAccessReason(e, policy) !== undefined);
       if (protectedInside.length > 0) {
         const names = protectedInside.slice(0, 3).map((e) => this.shownPath(t.ws, e));
@@ -575,9 +435,9 @@ export class WorkbenchBackend implements BackendProtocolV2 {
   }
 
   /**
-   * Literal-text search. Skips credential files (and says so when that leaves no match), binary
-   * files (extension or content) and files over `maxGrepFileBytes`; redacts matched lines.
-   * Local workspaces use the package's search engine (ripgrep, else its JS walker).
+   * Literal-text search on the package's guarded search engine (as search_files: ripgrep where
+   * the files are, else its JS walk; credential files never searched nor counted). Also skips
+   * binary files (extension or content); redacts matched lines.
    */
   async grep(pattern: string, basePath?: string | null, glob?: string | null, maxCount?: number | null): Promise<GrepResult> {
     return this.guarded(basePath || "/", async (t) => {
@@ -590,10 +450,10 @@ export class WorkbenchBackend implements BackendProtocolV2 {
         if (refused) return { error: refused };
       }
       const cap = maxCount && maxCount > 0 ? Math.min(Math.floor(maxCount), MAX_GREP_MATCHES) : MAX_GREP_MATCHES;
-      const found = isLocalFileOperations(t.ops) ? await this.grepWithEngine(t, pattern, glob ?? undefined, cap) : await this.grepByWalking(t, s.type === "file", pattern, glob ?? undefined, cap);
+      const found = await this.grepLiteral(t, pattern, glob ?? undefined, cap);
       const matches = found.matches.slice(0, cap).map((m) => {
-        const line = m.text.length > this.maxLineChars ? `${m.text.slice(0, this.maxLineChars)}... [truncated]` : m.text;
-        return { path: this.shownPath(t.ws, m.path), line: m.line, text: this.redact ? redactSecrets(line, { startsMidFile: true }) : line };
+        const line = m.text.length > this.s.maxLineChars ? `${m.text.slice(0, this.s.maxLineChars)}... [truncated]` : m.text;
+        return { path: this.shownPath(t.ws, m.path), line: m.line, text: this.s.redact ? redactSecrets(line, { startsMidFile: true }) : line };
       });
       // Credential files were never searched; nothing here (not even an error) depends on whether they would have matched.
       const result: GrepResult = { matches };
@@ -614,7 +474,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       const [filePath, bytes] = Array.isArray(item) ? item : [String(item), undefined];
       try {
         const ws = this.workspace();
-        const ops = await this.environments.fileOpsFor(ws.threadId);
+        const ops = await this.s.environments.fileOpsFor(ws.threadId);
         const got = await putFile(ws, ops, filePath, bytes as Uint8Array, this.transferSettings());
         if (isTransferRefusal(got)) {
           out.push({ path: filePath, error: got.code });
@@ -640,7 +500,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
     for (const filePath of Array.isArray(paths) ? paths : []) {
       try {
         const ws = this.workspace();
-        const ops = await this.environments.fileOpsFor(ws.threadId);
+        const ops = await this.s.environments.fileOpsFor(ws.threadId);
         const got = await getFile(ws, ops, filePath, this.transferSettings());
         out.push(isTransferRefusal(got) ? { path: filePath, content: null, error: got.code } : { path: filePath, content: got.content, error: null });
       } catch {
@@ -653,7 +513,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
   // ---- internals ----
 
   private transferSettings(): TransferSettings {
-    return { credentialPatterns: this.credentialPatterns, maxBytes: this.maxTransferBytes, allowHardLinks: this.allowHardLinks };
+    return { credentialPatterns: this.s.credentialPatterns, maxBytes: this.s.maxTransferBytes, allowHardLinks: this.s.allowHardLinks };
   }
 
   /**
@@ -668,7 +528,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       const current = queue.shift()!;
       dirs.push(current);
       for (const e of await ops.readdir(current)) {
-        if (entries.length + dirs.length > this.maxWalkFiles) return undefined;
+        if (entries.length + dirs.length > this.s.maxWalkFiles) return undefined;
         const child = joinSystem(current, e.name);
         if (e.type === "directory") queue.push(child);
         else entries.push(child);
@@ -687,7 +547,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
     let dirsSeen = 0;
     while (level.length > 0) {
       dirsSeen += level.length;
-      if (dirsSeen > this.maxWalkFiles) return { files: found, truncated: true };
+      if (dirsSeen > this.s.maxWalkFiles) return { files: found, truncated: true };
       // One directory level at a time, its readdirs in parallel (bounded by `io`).
       const listed = await Promise.all(level.map((d) => this.io(() => t.ops.readdir(d).catch(() => []))));
       const next: string[] = [];
@@ -695,7 +555,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       listed.forEach((entries, i) => {
         for (const e of entries) {
           const child = joinSystem(level[i]!, e.name);
-          if (e.type === "directory" && !this.skipDirs.has(e.name)) next.push(child);
+          if (e.type === "directory" && !this.s.skipDirs.has(e.name)) next.push(child);
           else if (e.type === "symlink") links.push(child);
         }
       });
@@ -718,27 +578,11 @@ export class WorkbenchBackend implements BackendProtocolV2 {
     return { files: found, truncated: false };
   }
 
-  /**
-   * The staleness warning when the file behind the model's path (links followed: `mtimeMs` is
-   * its target's) changed since this backend last read or wrote it through that path.
-   */
-  private staleness(t: Target, mtimeMs: number): string | undefined {
-    return isStale(this.seen.get(t.system), mtimeMs) ? staleWriteWarning([t.shown]) : undefined;
-  }
-
-  /** Remembers the mtime seen through `system` (bounded; oldest forgotten first). */
-  private remember(system: string, mtimeMs: number): void {
-    this.seen.delete(system);
-    this.seen.set(system, mtimeMs);
-    if (this.seen.size > MAX_SEEN_FILES) this.seen.delete(this.seen.keys().next().value as string);
-  }
-
   /** Remembers the current mtime of the file behind `system` after a write. */
   private async noteSeen(ops: FileOperations, system: string): Promise<void> {
-    const s = await ops.stat(system).catch(() => null);
-    if (s?.type === "file") this.remember(system, s.mtimeMs);
+    const st = await ops.stat(system).catch(() => null);
+    if (st?.type === "file") this.s.seen.remember(system, st.mtimeMs);
   }
-
 
   /** Resolves the agent path and runs `fn`; every failure becomes an `{ error }` without host paths. */
   private async guarded<R extends { error?: string }>(agentPath: string, fn: (t: Target) => Promise<R>): Promise<R> {
@@ -750,7 +594,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       const device = devicePathReason(agentPath.trim());
       if (device) return { error: device } as R;
       ws = this.workspace();
-      const ops = await this.environments.fileOpsFor(ws.threadId);
+      const ops = await this.s.environments.fileOpsFor(ws.threadId);
       const system = await ws.resolve(agentPath, ops);
       return await fn({ ws, ops, system, shown: this.shownPath(ws, system) });
     } catch (err) {
@@ -758,7 +602,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
         err instanceof WorkspacePathError || err instanceof GlobLimitError || err instanceof SearchEngineError
           ? err.message
           : err instanceof OpenRefusedError
-            ? `'${agentPath}' ${err.reason}`
+            ? `"${agentPath}" ${err.reason}`
             : describeFsError(err, agentPath);
       return { error: ws ? ws.rewrite(message) : message } as R;
     }
@@ -777,7 +621,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
   private async openRead(t: Target, loadMedia: boolean, loads: BinaryLoads = {}): Promise<{ error: string } | Exclude<OpenedRead, { kind: "refused" }>> {
     const policy = this.policy(t.ws);
     const named = contentAccessReason(t.system, { ...policy, workspaceDir: t.ws.dir });
-    if (named) return { error: `'${t.shown}' ${named}` };
+    if (named) return { error: `"${t.shown}" ${named}` };
     const s = await t.ops.stat(t.system);
     if (!s) return { error: await this.notFound(t) };
     const nonRegular = nonRegularFileReason(t.shown, s);
@@ -785,15 +629,15 @@ export class WorkbenchBackend implements BackendProtocolV2 {
     // What the name leads to: `README.txt -> .env` is the credential file it points at.
     const real = await t.ops.realpath(t.system).catch(() => t.system);
     const denied = contentAccessReason(real, policy);
-    if (denied) return { error: `'${t.shown}' ${denied}` };
+    if (denied) return { error: `"${t.shown}" ${denied}` };
     const target = { systemPath: t.system, shown: t.shown, names: [t.system, real] };
     const guard = this.openGuard("read", t);
     if (loadMedia) {
-      const opened = await openForRead(t.ops, target, s.size, guard, this.maxImageBytes, loads);
+      const opened = await openForRead(t.ops, target, s.size, guard, this.s.maxImageBytes, loads);
       return opened.kind === "refused" ? { error: opened.reason } : opened;
     }
     const head = await t.ops.readBytes(t.system, 0, Math.min(SNIFF_BYTES, s.size), guard);
-    const decision = mediaReadDecision(t.shown, target.names, head, s.size, this.maxImageBytes);
+    const decision = mediaReadDecision(t.shown, target.names, head, s.size, this.s.maxImageBytes);
     if (decision.action === "refuse") return { error: decision.reason };
     if (decision.action === "load") return { error: `'${t.shown}' is ${decision.media.kind === "image" ? "an image" : "a PDF"}, not a text file: it can be read but not edited.` };
     return { kind: "text" };
@@ -805,22 +649,22 @@ export class WorkbenchBackend implements BackendProtocolV2 {
     try {
       lines = await pdfLines(bytes);
     } catch (err) {
-      if (err instanceof PdfReadError) return { error: `'${t.shown}' ${err.message}` };
+      if (err instanceof PdfReadError) return { error: `"${t.shown}" ${err.message}` };
       throw err;
     }
     if (start >= lines.length) return { error: `Line offset ${start} is past the end of '${t.shown}' (${lines.length} lines of extracted PDF text). Use an offset below ${lines.length}.` };
     const shown: string[] = [];
     let chars = 0;
     for (const line of lines.slice(start, start + count)) {
-      const l = line.length > this.maxLineChars ? `${line.slice(0, this.maxLineChars)}... [truncated]` : line;
-      if (shown.length > 0 && chars + l.length + 1 > this.maxReadChars) break;
+      const l = line.length > this.s.maxLineChars ? `${line.slice(0, this.s.maxLineChars)}... [truncated]` : line;
+      if (shown.length > 0 && chars + l.length + 1 > this.s.maxReadChars) break;
       chars += l.length + 1;
       shown.push(l);
     }
     const text = shown.join("\n");
     const endLine = start + shown.length;
     return {
-      content: this.redact ? redactSecrets(text, { startsMidFile: start > 0 }) : text,
+      content: this.s.redact ? redactSecrets(text, { startsMidFile: start > 0 }) : text,
       mimeType: "text/plain",
       totalLines: lines.length,
       startLine: start + 1,
@@ -837,12 +681,12 @@ export class WorkbenchBackend implements BackendProtocolV2 {
     if (isLocalFileOperations(t.ops)) return undefined;
     const real = await t.ops.realpath(t.system).catch(() => undefined);
     const reason = real === undefined ? "was moved or removed while it was being read. Try again." : contentAccessReason(real, this.policy(t.ws));
-    return reason ? `'${t.shown}' ${reason}` : undefined;
+    return reason ? `"${t.shown}" ${reason}` : undefined;
   }
 
   /** The access policy (src/guards/access.ts) of a workspace: confined, this backend's patterns. */
   private policy(ws: Workspace): AccessPolicy {
-    return { workspaceDir: ws.realDirectory(), confine: true, credentialPatterns: this.credentialPatterns, allowHardLinks: this.allowHardLinks };
+    return { workspaceDir: ws.realDirectory(), confine: true, credentialPatterns: this.s.credentialPatterns, allowHardLinks: this.s.allowHardLinks };
   }
 
   /** Checked by the FileOperations on the descriptor it actually opens (race-free locally). */
@@ -850,20 +694,14 @@ export class WorkbenchBackend implements BackendProtocolV2 {
     return accessOpenGuard(kind, this.policy(t.ws));
   }
 
-  private async refuseWrite(t: Target, content: string): Promise<string | undefined> {
+  private async refuseWrite(t: Target, content: string, what = "content"): Promise<string | undefined> {
     const rel = t.ws.toAgentPath(t.system);
     if (rel === ".") return "The path names the workspace directory itself; add a file name.";
     const policy = this.policy(t.ws);
     const real = await realTarget(t.ops, t.system);
     const denied = writeAccessReason(t.system, { ...policy, workspaceDir: t.ws.dir }) ?? writeAccessReason(real, policy);
-    if (denied) return `'${t.shown}' ${denied}`;
-    if (looksLikeDedupStub(content)) {
-      return "The content is read_file's \"unchanged\" placeholder, not the file: writing it would replace the file with the placeholder. Send the real text.";
-    }
-    if (containsRedactionMarker(content)) {
-      return "The content contains a redaction marker («redacted…»): writing it would replace a real secret with the marker. Leave secret lines out or ask the user to edit them.";
-    }
-    return undefined;
+    if (denied) return `"${t.shown}" ${denied}`;
+    return writeContentReason(content, what);
   }
 
   private async notFound(t: Target): Promise<string> {
@@ -884,64 +722,41 @@ export class WorkbenchBackend implements BackendProtocolV2 {
 
   /** Files under the target (the target itself when it is a file), paths relative to it. */
   private async listFiles(t: Target): Promise<{ files: { system: string; rel: string }[]; truncated: boolean }> {
-    const files: { system: string; rel: string }[] = [];
-    if (isLocalFileOperations(t.ops)) {
-      // The engine does not follow symlinks: links to files inside the workspace are found alongside (read follows them too).
-      const linksFound = this.linksToFiles(t, t.system, this.maxWalkFiles);
-      const outcome = await this.searchEngine({
-        target: "files",
-        pattern: "*",
-        mode: "files_only",
-        cwd: t.ws.dir,
-        searchPath: t.system,
-        context: 0,
-        maxRecords: this.maxWalkFiles,
-        timeoutMs: SEARCH_TIMEOUT_MS,
-        maxOutputBytes: 64 * 1024 * 1024,
-      });
-      if (outcome.error) throw new SearchEngineError(outcome.error);
-      for (const system of outcome.files) files.push({ system, rel: relativeTo(t.system, system) });
-      const links = await linksFound;
-      const room = Math.max(0, this.maxWalkFiles - files.length);
-      files.push(...links.files.slice(0, room));
-      return { files, truncated: !outcome.complete || links.truncated || links.files.length > room };
-    }
-    const truncated = await this.walk(t, t.system, async (system, rel) => {
-      files.push({ system, rel });
-    });
-    return { files, truncated };
+    // The engine does not follow symlinks: links to files inside the workspace are found alongside (read follows them too).
+    const linksFound = this.linksToFiles(t, t.system, this.s.maxWalkFiles);
+    const outcome = await this.search(t, { target: "files", pattern: "*", mode: "files_only", maxRecords: this.s.maxWalkFiles, maxOutputBytes: 64 * 1024 * 1024 });
+    const files = outcome.files.map((system) => ({ system, rel: relativeTo(t.system, system) }));
+    const links = await linksFound;
+    const room = Math.max(0, this.s.maxWalkFiles - files.length);
+    files.push(...links.files.slice(0, room));
+    return { files, truncated: !outcome.complete || links.truncated || links.files.length > room };
   }
 
-  private async grepWithEngine(t: Target, literal: string, glob: string | undefined, cap: number): Promise<RawGrep> {
-    const screen = hardLinkScreen(this.policy(t.ws));
-    const outcome = await this.searchEngine({
-      target: "content",
-      pattern: literal.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"),
-      mode: "content",
-      cwd: t.ws.dir,
-      searchPath: t.system,
-      ...(glob ? { fileGlob: glob } : {}),
-      context: 0,
-      maxRecords: cap + 1,
-      timeoutMs: SEARCH_TIMEOUT_MS,
-      maxOutputBytes: 16 * 1024 * 1024,
-      // Credential files are excluded before anything is counted (no oracle in caps or totals).
+  /** Lines holding `literal` (system paths, raw text); binary files by extension or content left out. */
+  private async grepLiteral(t: Target, literal: string, glob: string | undefined, cap: number): Promise<{ matches: GrepMatch[]; truncated: boolean }> {
+    const outcome = await this.search(
+      t,
+      { target: "content", pattern: escapeRegExp(literal), mode: "content", ...(glob ? { fileGlob: glob } : {}), maxRecords: cap + 1, maxOutputBytes: 16 * 1024 * 1024 },
       // Binary files by extension are skipped before anything is counted, like credential files.
-      exclude: (p) => hasBinaryExtension(p) || contentAccessReason(p, { ...this.policy(t.ws), workspaceDir: t.ws.dir }) !== undefined,
-      onResultFile: screen.see,
-    });
-    if (outcome.error) throw new SearchEngineError(outcome.error);
-    await screen.drop(outcome);
+      hasBinaryExtension,
+    );
     // ripgrep skips files with NUL bytes only: a PNG header without one still "matches".
     // Only files whose matched lines look binary (invalid UTF-8, control bytes) are sniffed.
     const binary = await this.binaryByContent(t, [...new Set(outcome.lines.filter((l) => l.match && SUSPECT_LINE.test(l.text)).map((l) => l.path))]);
-    if (binary.size > 0) outcome.lines = outcome.lines.filter((l) => !binary.has(l.path));
-    if (outcome.engine === "ripgrep") await verifyReportedLines(outcome, t.ws.realDirectory());
-    const raw: RawGrep = { matches: [], truncated: !outcome.complete };
-    for (const rec of outcome.lines) {
-      if (rec.match) raw.matches.push({ path: rec.path, line: rec.line, text: rec.text });
-    }
-    return raw;
+    const matches = outcome.lines.filter((l) => l.match && !binary.has(l.path)).map((l) => ({ path: l.path, line: l.line, text: l.text }));
+    return { matches, truncated: !outcome.complete };
+  }
+
+  /** One request on the guarded search engine in the target's workspace; its error becomes the call's answer. */
+  private async search(t: Target, req: Pick<SearchRequest, "target" | "pattern" | "mode" | "fileGlob" | "maxRecords" | "maxOutputBytes">, alsoExclude?: (p: string) => boolean): Promise<SearchOutcome> {
+    const place = await searchPlaceFor(this.s.environments, t.ops, t.ws.threadId);
+    const policy = this.policy(t.ws);
+    const outcome = await runGuardedSearch(
+      { ...req, cwd: t.ws.dir, searchPath: t.system, context: 0, timeoutMs: LIMITS.searchTimeoutMs },
+      { ...place, policy, workspaceDir: t.ws.dir, verifyRoot: policy.workspaceDir, ...(alsoExclude ? { alsoExclude } : {}) },
+    );
+    if (outcome.error) throw new SearchEngineError(outcome.error);
+    return outcome;
   }
 
   /** Which of `files` are binary by their first bytes (unreadable files count as binary: not shown). */
@@ -949,76 +764,6 @@ export class WorkbenchBackend implements BackendProtocolV2 {
     const guard = this.openGuard("read", t);
     const flags = await Promise.all(files.map((f) => this.io(() => t.ops.readBytes(f, 0, SNIFF_BYTES, guard).then(sniffBinary, () => true))));
     return new Set(files.filter((_, i) => flags[i]));
-  }
-
-  /** The grep for remote file operations (SSH, Docker): one file at a time through `ops`. */
-  private async grepByWalking(t: Target, isFile: boolean, literal: string, glob: string | undefined, cap: number): Promise<RawGrep> {
-    const include = glob ? globMatcher(glob, true) : () => true;
-    const raw: RawGrep = { matches: [], truncated: false };
-    const policy = this.policy(t.ws);
-    const guard = accessOpenGuard("read", policy);
-    const visit = async (system: string, rel: string, real = system): Promise<boolean | void> => {
-      if (!include(rel)) return;
-      // Credential files (by name, and by where a link leads) are skipped silently: never counted.
-      if (contentAccessReason(system, { ...policy, workspaceDir: t.ws.dir }) || contentAccessReason(real, policy)) return;
-      if (hasBinaryExtension(rel)) return;
-      const s = await t.ops.stat(system).catch(() => null);
-      if (!s || s.type !== "file" || s.size > this.maxGrepFileBytes) return;
-      if (sniffBinary(await t.ops.readBytes(system, 0, SNIFF_BYTES, guard))) return;
-      const text = await t.ops.readText(system, guard);
-      if (!text.includes(literal)) return;
-      const lines = text.split(/\r?\n/);
-      for (let i = 0; i < lines.length; i++) {
-        if (!lines[i]!.includes(literal)) continue;
-        raw.matches.push({ path: system, line: i + 1, text: lines[i]! });
-        if (raw.matches.length > cap) return true;
-      }
-    };
-    const realTop = isFile ? await t.ops.realpath(t.system).catch(() => t.system) : t.system;
-    raw.truncated = isFile ? (await visit(t.system, relativeTo(t.ws.dir, t.system), realTop)) === true : await this.walk(t, t.system, visit);
-    return raw;
-  }
-
-  private async searchEngine(req: SearchRequest): Promise<SearchOutcome> {
-    const rg = await detectRipgrep();
-    return rg ? runRipgrep(req, rg) : runJsSearch(req);
-  }
-
-  /**
-   * Walks `dir` breadth-first, calling `visit(systemPath, relToDir)` for each regular file or
-   * symlink (never followed into directories). Unreadable directories are skipped, not fatal.
-   * Returns true when the walk stopped early (file cap, or `visit` returned true).
-   */
-  private async walk(t: Target, dir: string, visit: (system: string, rel: string, real?: string) => Promise<boolean | void>): Promise<boolean> {
-    const queue: [string, string][] = [[dir, ""]];
-    let seen = 0;
-    while (queue.length > 0) {
-      const [current, rel] = queue.shift()!;
-      const entries = await t.ops.readdir(current).catch(() => []);
-      entries.sort((a, b) => a.name.localeCompare(b.name));
-      for (const e of entries) {
-        if (isAtomicTempName(e.name)) continue;
-        const childRel = rel ? `${rel}/${e.name}` : e.name;
-        const child = joinSystem(current, e.name);
-        if (e.type === "directory") {
-          if (!this.skipDirs.has(e.name)) queue.push([child, childRel]);
-          continue;
-        }
-        if (e.type === "other") continue;
-        let real = child;
-        if (e.type === "symlink") {
-          // A symlink may point out of the workspace: only follow it when its target is inside.
-          const target = await t.ops.realpath(child).catch(() => undefined);
-          if (!target || t.ws.toAgentPath(target) === target) continue;
-          // A link to a directory is not a file (and is never walked into).
-          if ((await t.ops.stat(target).catch(() => null))?.type !== "file") continue;
-          real = target;
-        }
-        if (++seen > this.maxWalkFiles) return true;
-        if ((await visit(child, childRel, real)) === true) return true;
-      }
-    }
-    return false;
   }
 
   private shownPath(ws: Workspace, system: string): string {
@@ -1031,22 +776,14 @@ export class WorkbenchBackend implements BackendProtocolV2 {
 /** A matched line holding a replacement character (invalid UTF-8) or a C0 control byte other than tab/CR. */
 const SUSPECT_LINE = /[\uFFFD\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/;
 
-/** Files whose last-seen mtime the staleness check remembers. */
-const MAX_SEEN_FILES = 4_096;
-
 /** Matches a grep returns before saying it was truncated (deepagents prints every match). */
 const MAX_GREP_MATCHES = 1_000;
-const SEARCH_TIMEOUT_MS = LIMITS.searchTimeoutMs;
 /** Files up to this size get a total line count with each read window. */
 const COUNT_LINES_MAX_BYTES = 32 * 1024 * 1024;
 
 /** A search engine's answer phrased for the model (invalid glob, regex timeout…): shown as is. */
-class SearchEngineError extends Error {}
-
-interface RawGrep {
-  /** `path` is a system path; `text` is the raw line. */
-  matches: GrepMatch[];
-  truncated: boolean;
+class SearchEngineError extends WorkbenchError {
+  readonly code = "SEARCH_ENGINE";
 }
 
 function relativeTo(base: string, system: string): string {

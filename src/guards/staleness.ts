@@ -1,7 +1,8 @@
 /**
  * Staleness: a write over a file that changed since this thread last read (or wrote) it still
  * happens, with a warning — the model may have overwritten someone else's edit. Used by the
- * FileManager's write_file/patch guard and by the deepagents WorkbenchBackend.
+ * FileManager's write_file/patch guard (on checkpointed read times) and by the deepagents
+ * WorkbenchBackend (on {@link SeenMtimes}).
  */
 
 /** True when the file's current mtime differs from the one this thread last saw. */
@@ -20,3 +21,25 @@ export function staleWriteWarning(shownPaths: readonly string[]): string {
  * ToolMessage; the FileManager middleware moves it into the text the model reads).
  */
 export const BACKEND_WARNING_KEY = "workbench_warning";
+
+/**
+ * The last mtime seen of each file (key → mtime) for a caller without checkpointed state
+ * (WorkbenchBackend used without the FileManager). Bounded: the oldest entry is forgotten first.
+ */
+export class SeenMtimes {
+  private readonly seen = new Map<string, number>();
+
+  constructor(private readonly maxFiles = 4_096) {}
+
+  /** Remembers `mtimeMs` as the last one seen of `key`. */
+  remember(key: string, mtimeMs: number): void {
+    this.seen.delete(key);
+    this.seen.set(key, mtimeMs);
+    if (this.seen.size > this.maxFiles) this.seen.delete(this.seen.keys().next().value as string);
+  }
+
+  /** The staleness warning for a write over `key` whose current mtime is `mtimeMs`, or `undefined`. */
+  warning(key: string, shown: string, mtimeMs: number): string | undefined {
+    return isStale(this.seen.get(key), mtimeMs) ? staleWriteWarning([shown]) : undefined;
+  }
+}
