@@ -26,7 +26,7 @@ import { PackedFields } from "./packedState.js";
 import { createMiddleware, type ToolCallRequest } from "langchain";
 import { z } from "zod";
 import { fileToolProbe, type FileToolProbe, type FileToolTarget } from "../src/context/probes.js";
-import { argumentError } from "../tools/toolResult.js";
+import { argumentError, errorToolMessage } from "../tools/toolResult.js";
 import type { ToolCallStep } from "./toolCallSteps.js";
 import { isControlFlow, mapMessageText, toolErrorMessage, withStateUpdate, type ToolCallResult } from "./toolResults.js";
 import { parseOptions } from "../src/options.js";
@@ -200,13 +200,8 @@ function resultVisible(state: FileGuardState, toolCallId: string): boolean {
   return receivedIntact(state, toolCallId) && (state.messages ?? []).some((m) => ToolMessage.isInstance(m) && m.tool_call_id === toolCallId);
 }
 
-function errorMessage(request: Request, payload: Record<string, unknown>): ToolMessage {
-  return new ToolMessage({
-    content: JSON.stringify(payload),
-    tool_call_id: request.toolCall.id ?? "",
-    name: request.toolCall.name,
-    status: "error",
-  });
+function errorMessage(request: Request, payload: { error: string } & Record<string, unknown>): ToolMessage {
+  return errorToolMessage(request.toolCall, payload.error, payload);
 }
 
 function isErrorResult(msg: ToolMessage): boolean {

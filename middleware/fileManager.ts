@@ -1,5 +1,5 @@
 import path from "node:path";
-import { RemoveMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
+import { RemoveMessage, type BaseMessage } from "@langchain/core/messages";
 import { getConfig, ReducedValue, StateSchema } from "@langchain/langgraph";
 import { createMiddleware, type ToolCallRequest } from "langchain";
 import { z } from "zod";
@@ -25,6 +25,7 @@ import {
   type ToolCallStep,
 } from "./toolCallSteps.js";
 import type { ToolCallResult } from "./toolResults.js";
+import { describeThrown, errorToolMessage } from "../tools/toolResult.js";
 import { signToolResult } from "./receivedResults.js";
 import { runAddressesCheckpoint, TimeTravel, timeTravelStateFields, type TimeTravelThread, type WorkspaceSnapshotRef } from "./timeTravel.js";
 import { buildTreeChangeMessage, buildTreeMessage, isWorkspaceTreeMessage, treeTextOf } from "./treeMessage.js";
@@ -496,12 +497,7 @@ export class FileManagerHooks {
       this.report(error, "wrapToolCall", threadId, false);
       // Only path mapping needs the host here; the tools report the failure themselves.
       if ((this.options.pathArgs ?? []).length === 0) return composeToolCallSteps(this.pipeline, handler)({ request, workspace: ws, readOnly });
-      return new ToolMessage({
-        content: `Error: ${(error as Error).message}`,
-        tool_call_id: request.toolCall.id ?? "",
-        name: request.toolCall.name,
-        status: "error",
-      });
+      return errorToolMessage(request.toolCall, describeThrown(error));
     }
     // Signed as it leaves the pipeline (after path rewriting): what "reached the model intact" is checked against.
     return signToolResult(await composeToolCallSteps(this.pipeline, handler)({ request, workspace: ws, readOnly, host }), request.toolCall.id);

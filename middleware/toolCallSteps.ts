@@ -1,9 +1,8 @@
-import { ToolMessage } from "@langchain/core/messages";
 import { randomUUID } from "node:crypto";
 import type { ToolCallRequest } from "langchain";
 import type { FileOperations } from "../src/fileops/types.js";
 import { WorkspacePathError, type Workspace } from "../src/workspace.js";
-import { isWorkbenchTool } from "../tools/toolResult.js";
+import { errorToolMessage, isWorkbenchTool } from "../tools/toolResult.js";
 import { isControlFlow, mapToolResultStrings, toolErrorMessage, withStateUpdate, type ToolCallResult } from "./toolResults.js";
 
 /**
@@ -101,8 +100,7 @@ export function mapPathArgsStep(pathArgs: readonly string[]): ToolCallStep {
     if (names.size === 0 || !args || typeof args !== "object" || isWorkbenchTool(tool)) return next(ctx);
     const mapped: Record<string, unknown> = { ...args };
     let changed = false;
-    const refuse = (message: string) =>
-      new ToolMessage({ content: `Error: ${message}`, tool_call_id: toolCall.id ?? "", name: toolCall.name, status: "error" });
+    const refuse = (message: string) => errorToolMessage(toolCall, message);
     try {
       for (const [key, value] of Object.entries(args)) {
         if (!names.has(key)) continue;

@@ -1,6 +1,7 @@
 import { BaseMessage, ToolMessage, type MessageContent } from "@langchain/core/messages";
 import { Command, isCommand, isGraphBubbleUp } from "@langchain/langgraph";
 import { rewriteContent, rewriteJsonStrings } from "../src/rewrite/values.js";
+import { describeThrown, errorToolMessage } from "../tools/toolResult.js";
 
 /** What a tool call yields inside `wrapToolCall`. */
 export type ToolCallResult = ToolMessage | Command;
@@ -135,38 +136,18 @@ export function isControlFlow(error: unknown): boolean {
 
 /**
  * The error ToolMessage a wrapper returns instead of throwing: the run continues and the model
- * reads what went wrong and how to fix the call.
+ * reads what went wrong and how to fix the call, in the one error shape of the package
+ * (`errorToolMessage` in tools/toolResult.ts). `rewrite` maps system paths in the message.
  */
 export function toolErrorMessage(
   toolCall: { id?: string; name: string },
   error: unknown,
   rewrite: (text: string) => string = (t) => t,
 ): ToolMessage {
-  const detail = describeThrown(error);
+  let detail = describeThrown(error).trim();
+  while (detail.endsWith(".")) detail = detail.slice(0, -1); // one full stop before the hint
   const hint = /not allowed|outside the workspace|climbs out/i.test(detail)
     ? "Use a path inside the workspace, relative to its root."
     : "Check the arguments against the tool's schema and try again, or use another tool.";
-  return new ToolMessage({
-    content: rewrite(`Error: tool "${toolCall.name}" failed: ${detail}\n${hint}`),
-    tool_call_id: toolCall.id ?? "",
-    name: toolCall.name,
-    status: "error",
-  });
-}
-
-/** The message of any thrown value: an Error's message, a string, JSON of an object, else its type. */
-function describeThrown(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  if (typeof error === "string") return error;
-  if (error === null || error === undefined) return `it threw ${String(error)} instead of an Error`;
-  if (typeof error === "object") {
-    const message = (error as { message?: unknown }).message;
-    if (typeof message === "string") return message;
-    try {
-      return JSON.stringify(error).slice(0, 500);
-    } catch {
-      return Object.prototype.toString.call(error);
-    }
-  }
-  return String(error);
+  return errorToolMessage(toolCall, rewrite(`${toolCall.name} failed: ${detail}. ${hint}`));
 }

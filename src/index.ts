@@ -35,6 +35,9 @@ export { checkUrlSafety, type UrlSafetyOptions } from "./guards/url.js";
 // optional peer dependencies (vendor SDKs, ssh2, @langchain/openai): what a missing one throws
 export { MissingPackageError, isInstalled } from "./optional.js";
 
+// the base of every error the package throws: `instanceof WorkbenchError`, then branch on `code`
+export { WorkbenchError } from "./workbenchError.js";
+
 // files in and out for apps (workbench.uploads / workbench.artifacts)
 export { TransferError, DEFAULT_MAX_TRANSFER_BYTES, type TransferErrorCode } from "./files/transfer.js";
 export type { Artifact, ArtifactList } from "./files/artifacts.js";

@@ -5,9 +5,11 @@
  * a missing package is the operator's error at start-up, never the model's at call time.
  */
 import { createRequire } from "node:module";
+import { WorkbenchError } from "./workbenchError.js";
 
 /** A configured feature needs a package that is not installed. */
-export class MissingPackageError extends Error {
+export class MissingPackageError extends WorkbenchError {
+  readonly code = "MISSING_PACKAGE";
   readonly packageName: string;
   constructor(packageName: string, feature: string) {
     super(`${feature} needs the package ${packageName}, which is not installed: run \`npm install ${packageName}\``);

@@ -3,6 +3,7 @@ import { mkdir, realpath } from "node:fs/promises";
 import path from "node:path";
 import type { FileOperations } from "./fileops/types.js";
 import { PathRewriter } from "./rewrite/paths.js";
+import { WorkbenchError } from "./workbenchError.js";
 
 /**
  * What {@link Workspace.ensure} and {@link Workspace.resolve} need from the host holding the
@@ -39,7 +40,8 @@ export function resolveRootDir(rootDir?: string): string {
 }
 
 /** Raised when an agent path would leave the workspace. The message names only the agent path. */
-export class WorkspacePathError extends Error {
+export class WorkspacePathError extends WorkbenchError {
+  readonly code = "PATH_REFUSED";
   override readonly name = "WorkspacePathError";
   constructor(
     readonly agentPath: string,

@@ -44,7 +44,7 @@ describe("get_current_time", () => {
 
   it("answers an unknown zone with a clear error naming a valid example", async () => {
     const out: string = await clockTool(winter).invoke({ timezone: "Mars/Olympus_Mons" });
-    assert.match(out, /^Error: unknown time zone "Mars\/Olympus_Mons"/);
+    assert.match(out, /^\{"error":"unknown time zone \\"Mars\/Olympus_Mons\\"/);
     assert.match(out, /Europe\/Paris/);
   });
 });
@@ -180,16 +180,16 @@ describe("run_command", () => {
 
   it("refuses dangerous commands unless allowDangerous is set", async () => {
     const refused: string = await shell().invoke({ command: "PATH=/nonexistent shutdown -h now" }, thread("sh-danger"));
-    assert.match(refused, /^Error: command refused because `shutdown` would power off/);
+    assert.match(refused, /^\{"error":"command refused because `shutdown` would power off/);
     // Allowed (for use behind human approval): it runs, here harmlessly, as the binary is not found.
     const allowed: string = await shell({ shell: { allowDangerous: true } }).invoke({ command: "PATH=/nonexistent shutdown -h now" }, thread("sh-danger"));
     assert.match(allowed, /\[exit code 127\]$/);
   });
 
   it("answers bad input with an error string", async () => {
-    assert.match(await shell().invoke({ command: "   " }, thread("sh-bad")), /^Error: `command` is empty/);
-    assert.match(await shell().invoke({ command: "true", timeout: 100_000 }, thread("sh-bad")), /^Error: timeout must be between 1 and 600/);
-    assert.match(await shell().invoke({ command: "true", timeout: -1 }, thread("sh-bad")), /^Error: timeout/);
+    assert.match(await shell().invoke({ command: "   " }, thread("sh-bad")), /^\{"error":"`command` is empty/);
+    assert.match(await shell().invoke({ command: "true", timeout: 100_000 }, thread("sh-bad")), /^\{"error":"timeout must be between 1 and 600/);
+    assert.match(await shell().invoke({ command: "true", timeout: -1 }, thread("sh-bad")), /^\{"error":"timeout/);
   });
 
   it("kills the command when the run is aborted", async () => {

@@ -137,7 +137,7 @@ describe("offline demo", () => {
     assert.match(turn, /\[read_file ERROR\] error: Path "\.\.\/outside\.txt" is not allowed: .*Use a path relative to the workspace root/);
     assert.doesNotMatch(run.stdout, /sk-demo-not-a-real-key/, "the secret never reaches the transcript");
     assert.ok(run.stdout.indexOf("[model] What time is it in Paris?") > run.stdout.indexOf("[model] Is there an API key"));
-    assert.match(run.stdout, /\[run_command\] Error: command refused/);
+    assert.match(run.stdout, /\[run_command ERROR\] error: command refused/);
   });
 
   it("shows a tree injection at the start, after the writes and after delete+rename — not after content-only edits", () => {

@@ -95,7 +95,7 @@ describe("isDangerousCommand", () => {
     // PATH points nowhere, so even a broken screen could not reach a real `reboot` or `rm`.
     for (const command of ["PATH=/nonexistent; { reboot; }", 'PATH=/nonexistent; echo / | xargs rm -rf', "PATH=/nonexistent busybox rm -rf /"]) {
       const out: string = await shell.invoke({ command }, { configurable: { thread_id: "screen" } });
-      assert.match(out, /^Error: command refused because .*(?:rm -r|reboot|xargs rm)/, command);
+      assert.match(out, /^\{"error":"command refused because .*(?:rm -r|reboot|xargs rm)/, command);
       assert.doesNotMatch(out, /exit code/, command);
     }
     const ok: string = await shell.invoke({ command: "echo 'rm -rf /'" }, { configurable: { thread_id: "screen" } });

@@ -129,7 +129,7 @@ describe("an unknown key throws at build time, naming it and the accepted keys",
       label,
       key: "timetravel",
       suggest: "timeTravel",
-      accepted: ["rootDir", "fileOps", "environment", "tree", "injectOnFirstCall", "keepOnlyLatestTree", "rewritePaths", "pathArgs", "readOnlyTools", "tracker", "fileGuards", "toolCallSteps", "timeTravel", "onError"],
+      accepted: ["rootDir", "fileOps", "environment", "tree", "injectOnFirstCall", "keepOnlyLatestTree", "rewritePaths", "pathArgs", "readOnlyTools", "tracker", "fileGuards", "toolCallSteps", "timeTravel", "evictLargeResults", "imagesInToolResults", "onError"],
       exact: true,
     });
     throwsUnknown(() => createFileManagerMiddleware({ rootDir: root, tree: { maxEntrie: 10 } } as never), {
@@ -221,7 +221,7 @@ describe("an unknown key throws at build time, naming it and the accepted keys",
       label,
       key: "allowDangerus",
       suggest: "allowDangerous",
-      accepted: ["sandbox", "network", "rootDir", "environment", "fileOps", "defaultTimeoutSeconds", "maxTimeoutSeconds", "maxOutputChars", "allowDangerous", "env"],
+      accepted: ["sandbox", "network", "secrets", "limits", "protectedPaths", "rootDir", "environment", "fileOps", "defaultTimeoutSeconds", "maxTimeoutSeconds", "maxOutputChars", "allowDangerous", "env"],
       exact: true,
       at: "shell",
     });
@@ -312,7 +312,7 @@ describe("an unknown key throws at build time, naming it and the accepted keys",
       label,
       key: "allowDangerus",
       suggest: "allowDangerous",
-      accepted: ["timeoutSeconds", "maxOutputChars", "allowDangerous", "env", "sandbox", "network"],
+      accepted: ["timeoutSeconds", "maxOutputChars", "allowDangerous", "env", "sandbox", "network", "secrets"],
       exact: true,
       at: "execute",
     });
@@ -323,14 +323,14 @@ describe("an unknown key throws at build time, naming it and the accepted keys",
       label: /^Invalid SandboxEnvironment options: /,
       key: "netwrk",
       suggest: "network",
-      accepted: ["workspaceDir", "network", "env", "readOnlyBinds", "bwrapPath", "defaultTimeoutMs"],
+      accepted: ["workspaceDir", "network", "secrets", "env", "readOnlyBinds", "bwrapPath", "defaultTimeoutMs", "mountPath", "limits", "protectedPaths"],
       exact: true,
     });
     await rejectsUnknown(() => commandEnvironmentFor(root, { sandBox: "off" } as never), {
       label: /^Invalid shell sandbox options: /,
       key: "sandBox",
       suggest: "sandbox",
-      accepted: ["sandbox", "network", "env", "bwrapPath", "defaultTimeoutMs"],
+      accepted: ["sandbox", "network", "secrets", "env", "bwrapPath", "defaultTimeoutMs", "limits", "protectedPaths"],
       exact: true,
     });
     throwsUnknown(() => DockerSandbox({ image: "debian", rootDir: root, mounts: [{ source: root, target: "/data", readonly: true }] } as never), {

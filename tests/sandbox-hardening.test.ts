@@ -310,7 +310,10 @@ describe("sandbox hardening (real bwrap)", { skip }, () => {
       const res = await agent.invoke({ messages: [new HumanMessage("go")] }, thread("det"));
       const msgs = (res.messages as BaseMessage[]).filter((m): m is ToolMessage => ToolMessage.isInstance(m));
       assert.equal(msgs.length, 12);
-      for (const m of msgs) assert.match(text(m), /\[timed out after 1 s: the command and its child processes were killed/, text(m));
+      for (const m of msgs) {
+        assert.equal(m.status, "error", text(m));
+        assert.match(text(m), /^\{"error":"timed out after 1 s: the command and its child processes were killed/, text(m));
+      }
     });
   });
 });

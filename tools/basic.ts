@@ -2,7 +2,7 @@ import { tool, type StructuredTool } from "@langchain/core/tools";
 import { z } from "zod";
 import type { EnvironmentOption } from "../src/fileops/environment.js";
 import { ENVIRONMENT_OPTION_MESSAGE, isEnvironmentOption } from "../src/fileops/threadEnvironment.js";
-import { markWorkbenchTool, toolAnswer } from "./toolResult.js";
+import { markWorkbenchTool, toolError } from "./toolResult.js";
 import { createRunCommandTool, runCommandOptionsSchema, type RunCommandToolOptions } from "./runCommand.js";
 import { keysOf, parseOptions } from "../src/options.js";
 
@@ -79,8 +79,8 @@ export function createCurrentTimeTool(now: () => Date = () => new Date()): Struc
       try {
         return formatCurrentTime(now(), zone);
       } catch {
-        const fix = `Error: unknown time zone "${timezone}". Use an IANA zone name such as "Europe/Paris", "Asia/Tokyo" or "UTC", or omit timezone for the local zone.`;
-        return toolAnswer("get_current_time", config, fix, true);
+        const fix = `unknown time zone "${timezone}". Use an IANA zone name such as "Europe/Paris", "Asia/Tokyo" or "UTC", or omit timezone for the local zone.`;
+        return toolError("get_current_time", config, fix);
       }
     },
     {

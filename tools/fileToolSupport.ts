@@ -24,8 +24,9 @@ import { assertUsableRootDir, rootDirIsLocal } from "../src/fileops/rootDir.js";
 import { workspaceFromConfig } from "../src/context/thread.js";
 import { FileToolCaches } from "./lineCounts.js";
 import { parseOptions } from "../src/options.js";
-import { toolAnswer } from "./toolResult.js";
+import { toolAnswer, toolError } from "./toolResult.js";
 import { registerFileToolProbe, type FileToolProbe, type FileToolTarget } from "../src/context/probes.js";
+import { WorkbenchError } from "../src/workbenchError.js";
 
 /** Options of {@link createFileTools} and of each file tool. */
 export interface FileToolOptions {
@@ -189,7 +190,8 @@ export async function threadFileOptions(opts: ResolvedFileToolOptions, config: u
 }
 
 /** An error whose message tells the model how to fix its call. */
-export class FileToolError extends Error {
+export class FileToolError extends WorkbenchError {
+  readonly code = "FILE_TOOL";
   override readonly name = "FileToolError";
   constructor(
     message: string,
@@ -290,8 +292,9 @@ export async function assertWritableTarget(target: FileTarget, opts: ResolvedFil
 }
 
 /**
- * A file tool's answer: its JSON payload in the one tool answer shape ({@link toolAnswer}); a
- * successful answer with media (an image block) is the JSON text block followed by the blocks.
+ * A file tool's answer: its JSON payload ({@link toolAnswer}); a failure in the one error shape
+ * ({@link toolError}: `payload.error` first, the rest as details); a successful answer with media
+ * (an image block) is the JSON text block followed by the blocks.
  */
 export function fileToolResult(
   toolName: string,
@@ -300,10 +303,10 @@ export function fileToolResult(
   isError = false,
   blocks: readonly Record<string, unknown>[] = [],
 ): string | ToolMessage | Record<string, unknown>[] {
+  if (isError) return toolError(toolName, config, String(payload.error), payload);
   const content = JSON.stringify(payload);
   // Media (an image block) follows the JSON text block; the model sees both.
-  if (!isError && blocks.length > 0) return [{ type: "text", text: content }, ...blocks];
-  return toolAnswer(toolName, config, content, isError);
+  return blocks.length > 0 ? [{ type: "text", text: content }, ...blocks] : toolAnswer(toolName, config, content);
 }
 
 /** Turns anything thrown into a guiding error payload, with system paths rewritten to agent paths. */

@@ -18,7 +18,7 @@ export { createWebTools, webToolsOptionsSchema, type WebToolsOptions, type WebEx
 
 // writing your own tool next to these: the thread's workspace, the answer shape, the marker
 export { workspaceFromConfig, threadIdFromConfig, type ThreadConfigLike } from "../src/context/thread.js";
-export { toolAnswer, argumentError, markWorkbenchTool, isWorkbenchTool, WORKBENCH_TOOL_METADATA_KEY } from "./toolResult.js";
+export { toolAnswer, toolError, argumentError, markWorkbenchTool, isWorkbenchTool, WORKBENCH_TOOL_METADATA_KEY } from "./toolResult.js";
 export { fileToolProbe, type FileToolProbe, type FileToolTarget } from "../src/context/probes.js";
 
 // the guards the file tools apply (each one function with a guiding message)

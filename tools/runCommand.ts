@@ -1,8 +1,9 @@
 /** The `run_command` tool: a thin tool over runAgentCommand (src/fileops/command.ts). */
+import type { ToolMessage } from "@langchain/core/messages";
 import { tool, type StructuredTool } from "@langchain/core/tools";
 import { z } from "zod";
 import { workspaceFromConfig } from "../src/context/thread.js";
-import { markWorkbenchTool } from "./toolResult.js";
+import { describeThrown, markWorkbenchTool, toolError } from "./toolResult.js";
 import {
   commandEnvironmentForThread,
   commandSandboxSchema,
@@ -104,12 +105,9 @@ export function createRunCommandTool(options: RunCommandToolOptions = {}): Struc
 
   const runCommand = tool(
     async ({ command, timeout }, config) => {
-      if (typeof command !== "string" || command.trim() === "") {
-        return withMeta("Error: `command` is empty. Pass a bash command line, e.g. `ls -la`.");
-      }
       const seconds = timeout ?? defaultTimeout;
       if (!Number.isFinite(seconds) || seconds <= 0 || seconds > maxTimeout) {
-        return withMeta(`Error: timeout must be between 1 and ${maxTimeout} seconds (got ${String(timeout)}). Omit it for the default of ${defaultTimeout} s.`);
+        return failure(config, `timeout must be between 1 and ${maxTimeout} seconds (got ${String(timeout)}). Omit it for the default of ${defaultTimeout} s`);
       }
       try {
         const ws = workspaceFromConfig(config, opts.rootDir);
@@ -125,10 +123,12 @@ export function createRunCommandTool(options: RunCommandToolOptions = {}): Struc
           env: opts.env,
           signal: config?.signal,
         });
-        if (result.refused !== undefined) return withMeta(`Error: ${result.refused}`, meta);
-        return withMeta(formatResult(result, seconds), meta);
+        if (result.refused !== undefined) return failure(config, result.refused, {}, meta);
+        const failed = failureOf(result, seconds);
+        if (failed) return failure(config, failed, { output: outputOf(result) }, meta);
+        return withMeta(`${outputOf(result)}\n${exitStatus(result)}`, meta);
       } catch (err) {
-        return withMeta(`Error: could not run the command: ${(err as Error)?.message ?? String(err)}`);
+        return failure(config, `could not run the command: ${describeThrown(err)}. ${RETRY_HINT}`);
       }
     },
     {
@@ -147,17 +147,35 @@ export function createRunCommandTool(options: RunCommandToolOptions = {}): Struc
 }
 
 /** run_command's answer: the text for the model and, as the ToolMessage artifact, how it ran. */
-function withMeta(content: string, meta: Record<string, unknown> = {}): [string, Record<string, unknown>] {
+function withMeta(content: string | ToolMessage, meta: Record<string, unknown> = {}): [string | ToolMessage, Record<string, unknown>] {
   return [content, meta];
 }
 
-function formatResult(r: ShellCommandResult, seconds: number): string {
-  const body = r.output.length > 0 ? r.output.replace(/\s+$/, "") : "(no output)";
-  let status: string;
-  if (r.timedOut) status = `[timed out after ${seconds} s: the command and its child processes were killed. Pass a larger timeout or run less at once]`;
-  else if (r.aborted) status = "[cancelled: the run was aborted and the command was killed]";
-  else if (r.exitCode !== null) status = `[exit code ${r.exitCode}]`;
-  else if (r.notStarted) status = "[the command could not be started]";
-  else status = `[killed by signal ${r.signal ?? "unknown"}]`;
-  return `${body}\n${status}`;
+/**
+ * run_command's failures, answered as tool errors (`status: "error"`): the call could not be
+ * carried out as asked and must change — refused by the screen or empty (runAgentCommand), a
+ * timeout out of range, could not start, timed out (killed before it finished: a larger timeout
+ * or a smaller step; its partial output is kept) or cancelled with the run. A command that ran to
+ * its end is a result, whatever its exit code or the signal that ended it.
+ */
+function failureOf(r: ShellCommandResult, seconds: number): string | undefined {
+  if (r.timedOut) return `timed out after ${seconds} s: the command and its child processes were killed. Pass a larger timeout or run less at once`;
+  if (r.aborted) return "cancelled: the run was aborted and the command was killed";
+  if (r.exitCode === null && r.notStarted) return `the command could not be started. ${RETRY_HINT}`;
+  return undefined;
+}
+
+const RETRY_HINT = "Try again; if it keeps failing, commands cannot run here right now: tell the user";
+
+function failure(config: unknown, message: string, details: Record<string, unknown> = {}, meta: Record<string, unknown> = {}) {
+  return withMeta(toolError("run_command", config, message, details, meta), meta);
+}
+
+function outputOf(r: ShellCommandResult): string {
+  return r.output.length > 0 ? r.output.replace(/\s+$/, "") : "(no output)";
+}
+
+/** The status line under a finished command's output. */
+function exitStatus(r: ShellCommandResult): string {
+  return r.exitCode !== null ? `[exit code ${r.exitCode}]` : `[killed by signal ${r.signal ?? "unknown"}]`;
 }

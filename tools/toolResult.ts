@@ -1,12 +1,15 @@
 /**
- * The one shape of a tool answer. Success: the tool's text. Failure inside an agent run: a
- * ToolMessage with `status: "error"` whose text says how to fix the call — the same whether the
- * FileManager middleware is there or not. Argument errors have one formatter,
+ * The one shape of a tool answer. Success: the tool's own text. Failure: one builder,
+ * {@link toolError}, for every tool of the package and every middleware wrapper that answers for
+ * a tool — a ToolMessage with `status: "error"` (inside a run) whose content is the JSON object
+ * `{"error": "<what happened>. <how to fix the call>", ...details}` (details such as `path` or
+ * `backend` beside it), the same whether the FileManager middleware is there or not. JSON because
+ * most of the package's tools answer JSON already; one shape lets a model, a client or a
+ * middleware read any failure the same way. Argument errors have one formatter,
  * {@link argumentError}, used by the middleware's guards and by {@link markWorkbenchTool}.
  */
 import { ToolMessage } from "@langchain/core/messages";
 import { ToolInputParsingException } from "@langchain/core/tools";
-import { fileToolProbe } from "../src/context/probes.js";
 
 /** The id of the tool call being answered, from a tool's config / runtime (absent on direct calls). */
 export function toolCallIdOf(config: unknown): string | undefined {
@@ -18,12 +21,82 @@ export function toolCallIdOf(config: unknown): string | undefined {
 /**
  * A tool's answer: `content` on success (or on a direct call without a tool call id); on failure
  * inside a run, a ToolMessage with `status: "error"`, so callers and middleware tell failures
- * apart without parsing.
+ * apart without parsing. Failures are best built with {@link toolError}, which also gives
+ * `content` the one error shape.
  */
 export function toolAnswer(toolName: string, config: unknown, content: string, isError = false): string | ToolMessage {
   const id = toolCallIdOf(config);
   if (!isError || !id) return content;
   return new ToolMessage({ content, tool_call_id: id, name: toolName, status: "error" });
+}
+
+/**
+ * The content of every failed tool call: `{"error": message, ...details}` as JSON, `error`
+ * first. `message` says what happened and how to fix the call; a `details.error` is ignored.
+ */
+export function toolErrorContent(message: string, details: Record<string, unknown> = {}): string {
+  const { error: _ignored, ...rest } = details;
+  return JSON.stringify({ error: message, ...rest });
+}
+
+/**
+ * The failure answer of a tool: inside a run (the config carries the tool call id) a ToolMessage
+ * with `status: "error"` and {@link toolErrorContent}; on a direct call without an id, that
+ * content alone. `artifact` (for `content_and_artifact` tools) rides on the ToolMessage.
+ *
+ * @example
+ * ```ts
+ * return toolError("get_current_time", config, `unknown time zone "${zone}". Use an IANA zone name such as "UTC"`);
+ * ```
+ */
+export function toolError(
+  toolName: string,
+  config: unknown,
+  message: string,
+  details?: Record<string, unknown>,
+  artifact?: unknown,
+): string | ToolMessage {
+  const id = toolCallIdOf(config);
+  return id ? errorToolMessage({ id, name: toolName }, message, details, artifact) : toolErrorContent(message, details);
+}
+
+/**
+ * {@link toolError} as a ToolMessage always: for wrappers (`wrapToolCall`) that answer a tool
+ * call themselves instead of letting an exception end the run.
+ */
+export function errorToolMessage(
+  toolCall: { id?: string | undefined; name: string },
+  message: string,
+  details?: Record<string, unknown>,
+  artifact?: unknown,
+): ToolMessage {
+  return new ToolMessage({
+    content: toolErrorContent(message, details),
+    tool_call_id: toolCall.id ?? "",
+    name: toolCall.name,
+    status: "error",
+    ...(artifact === undefined ? {} : { artifact }),
+  });
+}
+
+/**
+ * The message of any thrown value: an Error's message, a string, JSON of an object, else its
+ * type. Never throws (a getter or a cyclic object is described, not followed into a crash).
+ */
+export function describeThrown(error: unknown): string {
+  try {
+    if (error instanceof Error) return error.message;
+    if (typeof error === "string") return error;
+    if (error === null || error === undefined) return `it threw ${String(error)} instead of an Error`;
+    if (typeof error === "object") {
+      const message = (error as { message?: unknown }).message;
+      if (typeof message === "string") return message;
+      return (JSON.stringify(error) ?? Object.prototype.toString.call(error)).slice(0, 500);
+    }
+    return String(error);
+  } catch {
+    return Object.prototype.toString.call(error);
+  }
 }
 
 interface ZodLikeIssue {
@@ -57,14 +130,6 @@ export function argumentError(tool: unknown, toolName: string, args: unknown): s
   return `Invalid arguments for ${toolName}: ${problems.join("; ")}. Fix the arguments and call ${toolName} again.`;
 }
 
-/**
- * The text of an argument error as the tool itself answers it: file tools answer JSON
- * (`{"error": …}`), the others plain text.
- */
-export function argumentErrorContent(tool: unknown, text: string): string {
-  return fileToolProbe(tool) ? JSON.stringify({ error: text }) : text;
-}
-
 /** Metadata key that marks tools made by this package (they resolve and confine paths themselves). */
 export const WORKBENCH_TOOL_METADATA_KEY = "workbench";
 
@@ -95,7 +160,7 @@ export function markWorkbenchTool<T extends { metadata?: Record<string, unknown>
         const args = isToolCall(arg) ? arg.args : arg;
         const text = argumentError(callable, name, args) ?? `Invalid arguments for ${name}: ${error.message}. Fix the arguments and call ${name} again.`;
         const id = isToolCall(arg) ? arg.id : toolCallIdOf(rest[0]);
-        return toolAnswer(name, id ? { toolCallId: id } : undefined, argumentErrorContent(callable, text), true);
+        return toolError(name, id ? { toolCallId: id } : undefined, text);
       }
     };
     (guarded as { workbenchGuarded?: boolean }).workbenchGuarded = true;

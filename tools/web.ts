@@ -19,7 +19,7 @@ import { createWebDebugLog, type DebugUrlRecord, type WebDebugOptions } from "..
 import { stripDataImages } from "../src/web/htmlToMarkdown.js";
 import { scrubSecrets, type RetryPolicy } from "../src/web/retry.js";
 import type { ToolMessage } from "@langchain/core/messages";
-import { markWorkbenchTool, toolAnswer } from "./toolResult.js";
+import { markWorkbenchTool, toolAnswer, toolError } from "./toolResult.js";
 import {
   BACKEND_PACKAGE,
   buildBackend,
@@ -311,7 +311,7 @@ function webSearchTool(setup: WebSetup, chosen: Chosen): StructuredTool {
         result_count: "data" in result ? result.data.web.length : 0,
         error: "error" in result ? result.error : undefined,
       });
-      return toolAnswer("web_search", runtime, JSON.stringify(result), !result.success);
+      return result.success ? toolAnswer("web_search", runtime, JSON.stringify(result)) : toolError("web_search", runtime, result.error, result);
     }),
     {
       name: "web_search",
@@ -350,7 +350,7 @@ function webExtractTool(setup: WebSetup, chosen: Chosen): StructuredTool {
         urls: records,
         error: "error" in output ? output.error : undefined,
       });
-      return toolAnswer("web_extract", runtime, JSON.stringify(output), "error" in output);
+      return "error" in output ? toolError("web_extract", runtime, output.error, output) : toolAnswer("web_extract", runtime, JSON.stringify(output));
     }),
     {
       name: "web_extract",
@@ -372,8 +372,7 @@ function neverThrows<I>(toolName: string, secrets: string[], fn: (input: I, runt
       return await fn(input, runtime);
     } catch (err) {
       const message = scrubSecrets(err instanceof Error ? err.message : String(err), secrets).split("\n")[0];
-      const content = JSON.stringify({ success: false, error: `internal error: ${message}. Retry the call; if it persists, report it.` });
-      return toolAnswer(toolName, runtime, content, true);
+      return toolError(toolName, runtime, `internal error: ${message}. Retry the call; if it persists, report it.`, { success: false });
     }
   };
 }

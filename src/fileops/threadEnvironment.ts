@@ -16,6 +16,7 @@ import type { Environment, EnvironmentOption } from "./environment.js";
 import { LocalEnvironment } from "./localShell.js";
 import { ShellFileOperations } from "./shell.js";
 import type { FileOperations } from "./types.js";
+import { WorkbenchError } from "../workbenchError.js";
 
 export { isLocalEnvironment, isLocalFileOperations } from "./locality.js";
 
@@ -60,7 +61,8 @@ export const ENVIRONMENT_OPTION_MESSAGE =
   "environment must be an Environment (an object with kind and exec(command, options), e.g. new SshEnvironment({ … })) or a function (threadId) => Environment";
 
 /** Thrown when a provider fails or returns something that is not an Environment. */
-export class EnvironmentUnavailableError extends Error {
+export class EnvironmentUnavailableError extends WorkbenchError {
+  readonly code = "ENVIRONMENT_UNAVAILABLE";
   override readonly name = "EnvironmentUnavailableError";
   constructor(message: string, options?: ErrorOptions) {
     super(message, options);

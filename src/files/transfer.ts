@@ -11,6 +11,7 @@ import { devicePathReason, nonRegularFileReason } from "../guards/devices.js";
 import { OpenRefusedError, type FileOperations, type OpenGuard } from "../fileops/types.js";
 import { withPathLock } from "../fileops/lock.js";
 import { Workspace, WorkspacePathError } from "../workspace.js";
+import { WorkbenchError } from "../workbenchError.js";
 
 /** Largest file an upload or download moves by default (bytes). */
 export const DEFAULT_MAX_TRANSFER_BYTES = 50 * 1024 * 1024;
@@ -35,7 +36,7 @@ export interface TransferSettings {
 }
 
 /** The thrown form of a {@link TransferRefusal} (for `workbench.uploads().put`). */
-export class TransferError extends Error {
+export class TransferError extends WorkbenchError {
   override readonly name = "TransferError";
   constructor(
     readonly code: TransferErrorCode,

@@ -16,9 +16,11 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createRequire } from "node:module";
 import { LIMITS, pdfMemoryMessage } from "../guards/limits.js";
+import { WorkbenchError } from "../workbenchError.js";
 
 /** A PDF that cannot be read (damaged, encrypted, too slow, too big in memory); `message` is guidance for the model, without a path. */
-export class PdfReadError extends Error {
+export class PdfReadError extends WorkbenchError {
+  readonly code = "PDF_READ";
   override readonly name = "PdfReadError";
 }
 

@@ -15,6 +15,7 @@
  * *** End Patch
  * ```
  */
+import { WorkbenchError } from "../workbenchError.js";
 
 export interface V4AHunkLine {
   op: " " | "-" | "+";
@@ -39,7 +40,8 @@ export type V4AOperation =
 
 export type V4AParseResult = { ok: true; ops: V4AOperation[] } | { ok: false; error: string; line: number };
 
-class PatchSyntaxError extends Error {
+class PatchSyntaxError extends WorkbenchError {
+  readonly code = "PATCH_SYNTAX";
   constructor(
     readonly line: number,
     message: string,

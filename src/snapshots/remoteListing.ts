@@ -20,6 +20,7 @@
 import { isAtomicTempName } from "../fileops/tempFiles.js";
 import { shellQuote } from "../fileops/quote.js";
 import type { SkippedEntry } from "./store.js";
+import { WorkbenchError } from "../workbenchError.js";
 
 /** Components below the workspace root a remote listing descends (the local store's bound). */
 export const MAX_REMOTE_DEPTH = 512;
@@ -112,7 +113,8 @@ export function recordablePath(raw: Uint8Array): string | undefined {
 }
 
 /** Thrown when a listing stream is not what `find` prints (truncated, forged, another tool). */
-export class ListingFormatError extends Error {
+export class ListingFormatError extends WorkbenchError {
+  readonly code = "LISTING_FORMAT";
   override readonly name = "ListingFormatError";
 }
 

@@ -23,9 +23,11 @@ import { shellQuote, withArgs } from "../fileops/quote.js";
 import { SHELL_TEMP_TEMPLATE } from "../fileops/tempFiles.js";
 import { REMOTE_LISTING_MAX_BYTES, REMOTE_PUSH_BATCH_BYTES } from "../guards/limits.js";
 import { findExpression, ListingFormatError, parseListing, type ListingPolicy, type RemoteListing } from "./remoteListing.js";
+import { WorkbenchError } from "../workbenchError.js";
 
 /** Why a remote workspace cannot be snapshotted (tools missing, root gone): reported once per thread. */
-export class RemoteSnapshotError extends Error {
+export class RemoteSnapshotError extends WorkbenchError {
+  readonly code = "REMOTE_SNAPSHOT";
   override readonly name = "RemoteSnapshotError";
 }
 

@@ -6,6 +6,7 @@
  * any of those shapes instead of each adapter re-implementing the same checks.
  */
 import { redactionMarker, redactSecrets } from "../guards/redact.js";
+import { WorkbenchError } from "../workbenchError.js";
 
 /** How many times to try, and how long to wait in between. */
 export interface RetryPolicy {
@@ -28,7 +29,8 @@ export interface FailureInfo {
 }
 
 /** Raised by {@link withTimeout}; always retryable. */
-export class TimeoutError extends Error {
+export class TimeoutError extends WorkbenchError {
+  readonly code = "TIMEOUT";
   override readonly name = "TimeoutError";
   constructor(readonly ms: number) {
     super(`timed out after ${ms} ms`);

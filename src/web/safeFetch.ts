@@ -2,6 +2,7 @@ import type { LookupAddress } from "node:dns";
 import { isIP } from "node:net";
 import type { Agent } from "undici";
 import { checkUrlSafety, type UrlSafetyOptions } from "../guards/url.js";
+import { WorkbenchError } from "../workbenchError.js";
 
 /** Package version sent in the user agent; a test keeps it equal to package.json (no JSON import at load time). */
 export const WORKBENCH_VERSION = "0.1.0";
@@ -52,7 +53,7 @@ export interface SafeFetchResponse {
 export type SafeFetchErrorCode = "blocked" | "policy" | "too_large" | "timeout" | "too_many_redirects" | "network";
 
 /** A one-line, key-free failure of {@link safeFetch}; `code` tells callers what went wrong. */
-export class SafeFetchError extends Error {
+export class SafeFetchError extends WorkbenchError {
   override readonly name = "SafeFetchError";
   constructor(
     readonly code: SafeFetchErrorCode,
