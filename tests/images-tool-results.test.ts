@@ -6,8 +6,6 @@
  */
 import assert from "node:assert/strict";
 import { mkdir, writeFile } from "node:fs/promises";
-import { createServer, type IncomingMessage, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
@@ -20,7 +18,7 @@ import { hoistToolImages, modelNeedsImageHoist, MOVED_IMAGE_NOTE, TOOL_IMAGES_NA
 import { resultSignature, unseenAmong } from "../middleware/receivedResults.js";
 import { createBasicTools, createFileTools } from "../tools/index.js";
 import { tempRoot, workspaceTools } from "./helpers/agentHarness.js";
-import { chatCompletionBody, type ChatReply } from "./helpers/fakeOpenAI.js";
+import { startOpenAiRulesServer, type ChatReply, type WireMessage } from "./helpers/fakeOpenAI.js";
 
 // A real 1×1 PNG.
 const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==", "base64");
@@ -146,26 +144,6 @@ describe("which models get images moved (auto)", () => {
   });
 });
 
-type WireMessage = { role: string; content?: unknown; tool_calls?: { id: string }[]; tool_call_id?: string; name?: string };
-
-/** OpenAI Chat Completions' rules the server enforces; returns the first violation. */
-function openAiViolation(messages: WireMessage[]): string | undefined {
-  let open = new Set<string>();
-  for (const [i, m] of messages.entries()) {
-    if (m.role !== "user" && Array.isArray(m.content) && m.content.some((p: { type?: string }) => p.type !== "text")) {
-      return `Invalid 'messages[${i}]'. Image URLs are only allowed for messages with role 'user', but this message with role '${m.role}' contains an image URL.`;
-    }
-    if (m.role === "tool") {
-      if (!m.tool_call_id || !open.has(m.tool_call_id)) return `messages[${i}]: role 'tool' must answer a preceding 'tool_calls' entry`;
-      open.delete(m.tool_call_id);
-      continue;
-    }
-    if (open.size > 0) return `messages[${i}]: an assistant message with 'tool_calls' must be followed by tool messages answering each id`;
-    open = new Set((m.role === "assistant" ? (m.tool_calls ?? []) : []).map((c) => c.id));
-  }
-  return undefined;
-}
-
 describe("createAgent + ChatOpenAI against OpenAI's rules", () => {
   const replies: ChatReply[] = [
     {
@@ -177,46 +155,28 @@ describe("createAgent + ChatOpenAI against OpenAI's rules", () => {
     { tool_calls: [{ id: "call_new", type: "function", function: { name: "create_file", arguments: JSON.stringify({ path: "notes.md" }) } }] },
     { content: "A single pixel." },
   ];
-  let server: Server;
+  let openai: Awaited<ReturnType<typeof startOpenAiRulesServer>>;
   let baseURL: string;
   let requests: WireMessage[][] = [];
   let root: string;
   let cleanup: () => Promise<void>;
   const managers: FileManagerMiddleware[] = [];
 
-  async function body(req: IncomingMessage): Promise<any> {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    return JSON.parse(Buffer.concat(chunks).toString("utf8"));
-  }
-
   before(async () => {
     ({ root, cleanup } = await tempRoot("wb-images-"));
-    server = createServer(async (req, res) => {
-      const send = (status: number, payload: unknown) => {
-        res.writeHead(status, { "content-type": "application/json" });
-        res.end(JSON.stringify(payload));
-      };
-      if (req.method !== "POST" || !req.url?.endsWith("/chat/completions")) return send(404, { error: { message: `unexpected ${req.method} ${req.url}` } });
-      const payload = await body(req);
-      requests.push(payload.messages);
-      const violation = openAiViolation(payload.messages);
-      if (violation) return send(400, { error: { message: violation, type: "invalid_request_error" } });
-      send(200, chatCompletionBody(replies[Math.min(requests.length - 1, replies.length - 1)]!, requests.length, payload.model));
-    });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    baseURL = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+    openai = await startOpenAiRulesServer(() => replies);
+    baseURL = openai.baseURL;
   });
 
   after(async () => {
     await Promise.all(managers.map((m) => m.close()));
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
+    await openai.close();
     await cleanup();
   });
 
   async function run(thread: string, options: Parameters<typeof createFileManagerMiddleware>[0] = {}) {
-    requests = [];
+    openai.requests.length = 0;
+    requests = openai.requests;
     await mkdir(path.join(root, thread), { recursive: true });
     await writeFile(path.join(root, thread, "shot.png"), PNG);
     const fm = createFileManagerMiddleware({ rootDir: root, ...options });

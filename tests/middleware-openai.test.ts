@@ -5,8 +5,6 @@
  * `ChatOpenAI` agent through file changes and tree injections.
  */
 import assert from "node:assert/strict";
-import { createServer, type IncomingMessage, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { after, before, it } from "node:test";
 import { HumanMessage } from "@langchain/core/messages";
 import { MemorySaver } from "@langchain/langgraph";
@@ -15,24 +13,7 @@ import { createAgent } from "langchain";
 import { createFileManagerMiddleware, type FileManagerMiddleware } from "../middleware/index.js";
 import { createBasicTools } from "../tools/index.js";
 import { tempRoot, workspaceTools } from "./helpers/agentHarness.js";
-import { chatCompletionBody, type ChatReply } from "./helpers/fakeOpenAI.js";
-
-type WireMessage = { role: string; content?: unknown; tool_calls?: { id: string }[]; tool_call_id?: string; name?: string };
-
-/** OpenAI's ordering rule for tool messages; returns the first violation. */
-function openAiViolation(messages: WireMessage[]): string | undefined {
-  let open = new Set<string>();
-  for (const [i, m] of messages.entries()) {
-    if (m.role === "tool") {
-      if (!m.tool_call_id || !open.has(m.tool_call_id)) return `messages[${i}]: role 'tool' must answer a preceding 'tool_calls' entry`;
-      open.delete(m.tool_call_id);
-      continue;
-    }
-    if (open.size > 0) return `messages[${i}]: an assistant message with 'tool_calls' must be followed by tool messages answering each id`;
-    open = new Set((m.role === "assistant" ? (m.tool_calls ?? []) : []).map((c) => c.id));
-  }
-  return undefined;
-}
+import { openAiViolation, startOpenAiRulesServer, type ChatReply, type WireMessage } from "./helpers/fakeOpenAI.js";
 
 const replies: ChatReply[] = [
   { tool_calls: [{ id: "call_a", type: "function", function: { name: "create_file", arguments: JSON.stringify({ path: "plan.md" }) } }] },
@@ -46,42 +27,22 @@ const replies: ChatReply[] = [
   { content: "All done." },
 ];
 
-let server: Server;
+let openai: Awaited<ReturnType<typeof startOpenAiRulesServer>>;
 let baseURL: string;
-const requests: WireMessage[][] = [];
+let requests: WireMessage[][];
 let root: string;
 let cleanup: () => Promise<void>;
 let fm: FileManagerMiddleware | undefined;
 
-async function body(req: IncomingMessage): Promise<any> {
-  const chunks: Buffer[] = [];
-  for await (const c of req) chunks.push(c as Buffer);
-  return JSON.parse(Buffer.concat(chunks).toString("utf8"));
-}
-
 before(async () => {
   ({ root, cleanup } = await tempRoot("wb-openai-"));
-  server = createServer(async (req, res) => {
-    const send = (status: number, payload: unknown) => {
-      res.writeHead(status, { "content-type": "application/json" });
-      res.end(JSON.stringify(payload));
-    };
-    if (req.method !== "POST" || !req.url?.endsWith("/chat/completions")) return send(404, { error: { message: `unexpected ${req.method} ${req.url}` } });
-    const payload = await body(req);
-    requests.push(payload.messages);
-    const violation = openAiViolation(payload.messages);
-    if (violation) return send(400, { error: { message: `Invalid parameter: ${violation}`, type: "invalid_request_error" } });
-    const reply = replies[Math.min(requests.length - 1, replies.length - 1)]!;
-    send(200, chatCompletionBody(reply, requests.length, payload.model));
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  baseURL = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  openai = await startOpenAiRulesServer(() => replies);
+  ({ baseURL, requests } = openai);
 });
 
 after(async () => {
   await fm?.close();
-  server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
+  await openai.close();
   await cleanup();
 });
 
