@@ -38,7 +38,7 @@ import {
 import { z } from "zod";
 import { snapshotIdOf } from "../middleware/timeTravel.js";
 import { createWorkbench, type Workbench } from "../src/workbench.js";
-import { workspaceView } from "./helpers/agentHarness.js";
+import { resultSpy, workspaceView } from "./helpers/agentHarness.js";
 
 let root = "";
 let wb: Workbench;
@@ -91,19 +91,6 @@ function foreignTools() {
       return "flaky ok";
     }, { name: "flaky", description: "fails once", schema: z.object({}) }),
   ];
-}
-
-/** Outermost tool wrapper: each ToolMessage as it left the tools (context editing overwrites the state's copies in memory). */
-function resultSpy(seen: ToolMessage[]) {
-  return createMiddleware({
-    name: "ResultSpy",
-    wrapToolCall: async (request, handler) => {
-      const result = await handler(request);
-      const update = (result as { update?: { messages?: unknown[] } }).update;
-      for (const m of ToolMessage.isInstance(result) ? [result] : (update?.messages ?? [])) if (ToolMessage.isInstance(m)) seen.push(m);
-      return result;
-    },
-  });
 }
 
 /** Innermost model wrapper: the request each built-in left (tools, settings). */
@@ -297,7 +284,7 @@ async function runCell(name: string, cell: Cell, order: "wb first" | "wb last"):
   const builtin = cell.make({ fallback, issued });
   const results: ToolMessage[] = [];
   const requests: CellRun["requests"] = [];
-  const middleware = [resultSpy(results), ...(order === "wb first" ? [...wb.middleware, builtin] : [builtin, ...wb.middleware]), requestSpy(requests)];
+  const middleware = [resultSpy(results).middleware, ...(order === "wb first" ? [...wb.middleware, builtin] : [builtin, ...wb.middleware]), requestSpy(requests)];
   // The built-ins vary per cell: the agent is typed by what this test uses of it.
   const agent = createAgent({ model, tools: [...wb.tools, ...foreignTools()], middleware: middleware as never, checkpointer: new MemorySaver() }) as unknown as {
     invoke: (input: unknown, config: unknown) => Promise<unknown>;

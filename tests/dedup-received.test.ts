@@ -12,6 +12,7 @@ import { MemorySaver } from "@langchain/langgraph";
 import { ClearToolUsesEdit, contextEditingMiddleware, createAgent, createMiddleware } from "langchain";
 import { recordingModel, resultSignature, unseenAmong } from "../middleware/receivedResults.js";
 import { createWorkbench, type Workbench } from "../src/workbench.js";
+import { resultSpy } from "./helpers/agentHarness.js";
 
 let root = "";
 let wb: Workbench;
@@ -31,25 +32,6 @@ const isStub = (m: ToolMessage) => /"dedup":true/.test(text(m));
 async function seed(thread: string): Promise<void> {
   await mkdir(path.join(root, thread), { recursive: true });
   await writeFile(path.join(root, thread, "notes.txt"), "alpha line\n".repeat(40));
-}
-
-/**
- * Records each tool result as it leaves the tools (outermost wrapper): langchain 1.5's context
- * editing overwrites entries of the state's own message array in memory, so the run's output
- * shows `[cleared]` where the tools answered.
- */
-function resultSpy() {
-  const seen: ToolMessage[] = [];
-  const middleware = createMiddleware({
-    name: "ResultSpy",
-    wrapToolCall: async (request, handler) => {
-      const result = await handler(request);
-      const update = (result as { update?: { messages?: unknown[] } }).update;
-      for (const m of ToolMessage.isInstance(result) ? [result] : (update?.messages ?? [])) if (ToolMessage.isInstance(m)) seen.push(m);
-      return result;
-    },
-  });
-  return { middleware, seen };
 }
 
 /** Clears every tool result but the newest once the request is over a few tokens. */

@@ -9,7 +9,7 @@ import path from "node:path";
 import { AIMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { MemorySaver } from "@langchain/langgraph";
-import { createAgent } from "langchain";
+import { createAgent, createMiddleware } from "langchain";
 import { z } from "zod";
 import { createFileManagerMiddleware, type FileManagerMiddleware } from "../../middleware/fileManager.js";
 import { isWorkspaceTreeMessage } from "../../middleware/treeMessage.js";
@@ -149,4 +149,22 @@ export function workspaceView(messages: BaseMessage[]): Set<string> {
     }
   }
   return view;
+}
+
+/**
+ * An outermost tool wrapper that records each ToolMessage as it left the tools (langchain 1.5's
+ * context editing overwrites entries of the state's own message array in memory, so a run's
+ * output may show `[cleared]` where the tools answered).
+ */
+export function resultSpy(seen: ToolMessage[] = []) {
+  const middleware = createMiddleware({
+    name: "ResultSpy",
+    wrapToolCall: async (request, handler) => {
+      const result = await handler(request);
+      const update = (result as { update?: { messages?: unknown[] } }).update;
+      for (const m of ToolMessage.isInstance(result) ? [result] : (update?.messages ?? [])) if (ToolMessage.isInstance(m)) seen.push(m);
+      return result;
+    },
+  });
+  return { middleware, seen };
 }
