@@ -392,6 +392,12 @@ export class SnapshotStore {
   private cacheText: string | undefined;
   private head: Head | undefined;
   private headLoaded = false;
+  /**
+   * HEAD.json's identity (inode, mtime, size) when this process last read or wrote it. Several
+   * processes (workers on one root) serve a thread in turn: a head another one moved must be
+   * read again, or its checkpoint's snapshot looks like a rewind and a restore undoes newer files.
+   */
+  private headStamp: string | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   private recovered = false;
   private sinceGc = 0;
@@ -601,6 +607,8 @@ export class SnapshotStore {
     return this.serial(async () => {
       const target = await this.readRecord(id);
       if (!target) throw new SnapshotNotFoundError(id);
+      // Reads the head first: if another process moved it, the working set is reloaded (unverified).
+      await this.loadHead();
       const previous = options.changed && this.working && !this.unverified ? await this.recordBeforeRestore(target, options.changed) : await this.snapshotNow(undefined, "before-restore");
       const kept = previous === id ? [] : await this.applyRecord(target);
       const h = (await this.loadHead())!;
@@ -1404,15 +1412,21 @@ export class SnapshotStore {
   }
 
   private async loadHead(): Promise<Head | undefined> {
-    if (!this.headLoaded) {
-      try {
-        this.head = JSON.parse(await readFile(path.join(this.storeDir, "HEAD.json"), "utf8")) as Head;
-        this.baselineCommitted = true;
-      } catch {
-        this.head = undefined;
-      }
-      this.headLoaded = true;
+    const p = path.join(this.storeDir, "HEAD.json");
+    // Stat before reading: a write racing the pair leaves a stamp older than the text, read again next time.
+    const stamp = await headStampOf(p);
+    if (this.headLoaded && stamp === this.headStamp) return this.head;
+    const moved = this.headLoaded;
+    try {
+      this.head = JSON.parse(await readFile(p, "utf8")) as Head;
+      this.baselineCommitted = true;
+    } catch {
+      this.head = undefined;
     }
+    this.headLoaded = true;
+    this.headStamp = stamp;
+    // Another process moved the head: the working set this one holds describes an older snapshot.
+    if (moved && this.working) await this.loadWorking(this.head);
     return this.head;
   }
 
@@ -1421,9 +1435,12 @@ export class SnapshotStore {
     const p = path.join(this.storeDir, "HEAD.json");
     const tmp = `${p}.tmp-${randomBytes(6).toString("hex")}`;
     await writeFile(tmp, JSON.stringify(head), { mode: 0o600 });
+    // A rename keeps inode and mtime: the temp file's stamp is the head's.
+    const stamp = await headStampOf(tmp);
     await rename(tmp, p);
     this.head = head;
     this.headLoaded = true;
+    this.headStamp = stamp;
   }
 
   // ---- restore ---------------------------------------------------------------------------
@@ -1780,5 +1797,15 @@ async function exists(p: string): Promise<boolean> {
     return true;
   } catch {
     return false;
+  }
+}
+
+/** HEAD.json's identity, to notice another process's write (undefined when there is none). */
+async function headStampOf(p: string): Promise<string | undefined> {
+  try {
+    const s = await stat(p, { bigint: true });
+    return `${s.ino}:${s.mtimeNs}:${s.size}`;
+  } catch {
+    return undefined;
   }
 }

@@ -196,6 +196,8 @@ export async function driveLoad(options: {
   turns: number;
   concurrency: number;
   seed: number;
+  /** Runs right before each turn is sent (after the driver's own changes), e.g. a change by another process. */
+  beforeTurn?: (rec: ThreadRecord, turn: number) => Promise<void>;
 }): Promise<LoadResult> {
   const { fleet, rootDir, run, turns } = options;
   const random = seededRandom(options.seed);
@@ -226,6 +228,7 @@ export async function driveLoad(options: {
         if (turn === 4) {
           await fleet.request(pick(rec.route[4]), { kind: "forget", thread: rec.thread, toolCallIds: [toolCallId(rec.thread, 0, 0, 0), toolCallId(rec.thread, 0, 0, 1)] });
         }
+        await options.beforeTurn?.(rec, turn);
         const report = await fleet.request<TurnReport>(rec.route[turn]!, { kind: "turn", thread: rec.thread, turn });
         rec.turns.push(report);
         turnLatencies.push(report.marks.at(-1)!);
