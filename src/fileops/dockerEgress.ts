@@ -4,13 +4,15 @@
  * {@link DOCKER_PROXY_DIR}; the container's main process is a relay (socat when the image has
  * it, else a few lines of Perl, which every Debian/Ubuntu image carries as perl-base) that
  * listens on the container's 127.0.0.1:3128 and forwards to the socket. The standard proxy
- * variables and the secrets' sentinels are set on the container. One proxy per container: it
- * lives as long as the sandbox holds the thread.
+ * variables and the secrets' sentinels are set on the container; with secrets, so are the trust
+ * variables naming the proxy's CA bundle in that directory (see `egressCa.ts`). One proxy per
+ * container: it lives as long as the sandbox holds the thread.
  */
 import { randomBytes } from "node:crypto";
 import { chmod, mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { writeEgressTrust } from "./egressCa.js";
 import { EgressProxy, type EgressNetwork, type SecretsOption } from "./egressProxy.js";
 import { SANDBOX_PROXY_PORT } from "./sandboxEgress.js";
 
@@ -53,19 +55,23 @@ export interface DockerEgress {
 export async function startDockerEgress(network: EgressNetwork, secrets: SecretsOption | undefined, sameUid: boolean): Promise<DockerEgress> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "wb-docker-egress-"));
   const name = `${randomBytes(12).toString("hex")}.sock`;
-  let proxy: EgressProxy;
+  let proxy: EgressProxy | undefined;
+  let trust: Record<string, string> = {};
   try {
     proxy = await EgressProxy.start({ network, ...(secrets ? { secrets } : {}), listen: { path: path.join(dir, name) } });
+    // Certificates are public: readable by the container's user whoever it is.
+    if (proxy.caCertificate) trust = await writeEgressTrust(dir, DOCKER_PROXY_DIR, proxy.caCertificate, 0o644);
     if (!sameUid) {
       await chmod(dir, 0o711);
       await chmod(path.join(dir, name), 0o666);
     }
   } catch (err) {
+    await proxy?.close().catch(() => undefined);
     await rm(dir, { recursive: true, force: true });
     throw err;
   }
   const url = `http://127.0.0.1:${SANDBOX_PROXY_PORT}`;
-  const env: Record<string, string> = { ...proxy.secretEnv };
+  const env: Record<string, string> = { ...proxy.secretEnv, ...trust };
   for (const v of ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"]) env[v] = env[v.toLowerCase()] = url;
   const field = (s: string) => `"${s.replace(/"/g, '""')}"`;
   const runArgs = ["--mount", [field("type=bind"), field(`source=${dir}`), field(`target=${DOCKER_PROXY_DIR}`), "readonly"].join(",")];
@@ -74,7 +80,7 @@ export async function startDockerEgress(network: EgressNetwork, secrets: Secrets
     runArgs,
     command: ["sh", "-c", RELAY_MAIN, "relay", `${DOCKER_PROXY_DIR}/${name}`, String(SANDBOX_PROXY_PORT)],
     async close() {
-      await proxy.close().catch(() => undefined);
+      await proxy!.close().catch(() => undefined);
       await rm(dir, { recursive: true, force: true }).catch(() => undefined);
     },
   };

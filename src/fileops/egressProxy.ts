@@ -6,27 +6,36 @@
  * the vetted address (no second lookup, so DNS rebinding cannot redirect it). Each decision is
  * reported to `onEgress`.
  *
- * Credentials: the sandbox sees sentinels; on plain-HTTP requests to a secret's hosts the proxy
- * puts the real value in place of the sentinel in the request headers (Basic credentials
- * included). HTTPS bodies and headers stay end-to-end encrypted (no interception), so the real
- * value is never sent through a tunnel.
+ * Credentials: the sandbox sees sentinels; on requests to a secret's hosts the proxy puts the real
+ * value in place of the sentinel in the request headers (Basic credentials included). Plain HTTP is
+ * rewritten as it is forwarded. A CONNECT to a secret's host whose client starts a TLS handshake
+ * is intercepted: the proxy answers with a certificate for that host signed by its own CA
+ * (`egressCa.ts`, trusted inside the sandbox), verifies the real server's certificate itself, and
+ * relays each request with the real value in it. Every other CONNECT is a blind tunnel: the proxy
+ * never sees inside it and the client verifies the server's own certificate.
  *
  * Written on `node:http` rather than `proxy`/`proxy-chain`: both connect by host name themselves
  * (a second DNS lookup after the check) and offer no hook to pin the address or rewrite headers.
  */
-import { createHmac, randomBytes } from "node:crypto";
+import { X509Certificate, createHmac, randomBytes } from "node:crypto";
 import http from "node:http";
+import https from "node:https";
 import net from "node:net";
 import { Transform } from "node:stream";
+import tls from "node:tls";
 import { z } from "zod";
 import { decideEgress, parseEgressPattern, parseEgressPolicy, secretAppliesTo, type EgressPattern, type EgressPolicy } from "../guards/egress.js";
 import { LIMITS } from "../guards/limits.js";
 import { checkUrlSafety } from "../guards/url.js";
+import { EgressCa } from "./egressCa.js";
 
 /** One decision of the proxy, as reported to `onEgress`. */
 export interface EgressEvent {
-  /** `connect`: a CONNECT tunnel (HTTPS, git, ssh over proxy…); `http`: a forwarded `http://` request. */
-  kind: "connect" | "http";
+  /**
+   * `connect`: a CONNECT tunnel (HTTPS, git, ssh over proxy…); `http`: a forwarded `http://`
+   * request; `https`: a request inside an intercepted CONNECT (a host a secret is for).
+   */
+  kind: "connect" | "http" | "https";
   host: string;
   port: number;
   allowed: boolean;
@@ -36,6 +45,8 @@ export interface EgressEvent {
   address?: string;
   /** Names of the secrets put into this request. */
   secrets?: string[];
+  /** A CONNECT the proxy may decrypt (TLS from the client to a host a secret is for). */
+  intercepted?: boolean;
 }
 
 /** Resolves a name to every address (tests inject one; default: the system resolver). */
@@ -59,6 +70,17 @@ export const egressNetworkSchema = z.strictObject({
   onEgress: z.custom<(event: EgressEvent) => void>((v) => typeof v === "function", "onEgress must be a function").optional(),
   /** Name resolver of the proxy (default: the system's). Its answers are vetted like any other. */
   lookup: z.custom<EgressLookup>((v) => typeof v === "function", "lookup must be a function").optional(),
+  /**
+   * PEM CA certificates the proxy trusts, besides Node's roots, when it verifies a server it
+   * intercepts (an HTTPS host a secret is for): a corporate CA, or a test server's.
+   */
+  upstreamCa: z.array(z.string().superRefine((text, ctx) => {
+    try {
+      new X509Certificate(text);
+    } catch {
+      ctx.addIssue({ code: "custom", message: "upstreamCa entries are PEM certificates (-----BEGIN CERTIFICATE----- …)" });
+    }
+  })).optional(),
 });
 
 /** The `network` option of the sandbox: off, the host's network, or an allow-list. */
@@ -104,28 +126,55 @@ export interface EgressProxyOptions {
 /** Hop-by-hop headers (RFC 9110 §7.6.1) and the proxy's own: never forwarded. */
 const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "proxy-authorization", "proxy-authenticate", "te", "trailer", "transfer-encoding", "upgrade"]);
 
+/** Where one relayed request goes, once vetted. */
+interface Target {
+  kind: "http" | "https";
+  host: string;
+  port: number;
+  address: string;
+  rule: string;
+}
+
+/** The first byte of a TLS handshake record (RFC 8446 §5.1). */
+const TLS_HANDSHAKE = 0x16;
+
 /** An allow-list proxy for one sandbox; see the module comment. Stop it with `close()`. */
 export class EgressProxy {
   private readonly server: http.Server;
+  /** Serves the requests decrypted from intercepted tunnels (never listens). */
+  private readonly inner: http.Server;
+  private readonly intercepted = new WeakMap<net.Socket, Target>();
   private readonly policy: EgressPolicy;
   private readonly secrets: Secret[];
   private readonly sockets = new Set<net.Socket>();
+  /** Verifies intercepted servers: made once (parsing the roots per request cost ~25 ms). */
+  private readonly upstreamContext: tls.SecureContext | undefined;
 
-  private constructor(private readonly network: EgressNetwork, secrets: SecretsOption | undefined) {
+  private constructor(
+    private readonly network: EgressNetwork,
+    secrets: SecretsOption | undefined,
+    /** Present when there are secrets: the CA that signs intercepted hosts' certificates. */
+    private readonly ca: EgressCa | undefined,
+  ) {
     this.policy = parseEgressPolicy(network.allow, network.deny ?? []);
     this.secrets = Object.entries(secrets ?? {}).map(([name, s]) => ({ name, value: s.value, sentinel: secretSentinel(name, s.value), hosts: s.hosts.map(parseEgressPattern) }));
+    this.upstreamContext = ca ? tls.createSecureContext(network.upstreamCa?.length ? { ca: [...tls.rootCertificates, ...network.upstreamCa] } : {}) : undefined;
     this.server = http.createServer({ maxHeaderSize: LIMITS.egressMaxHeaderBytes }, (req, res) => void this.forward(req, res));
     this.server.on("connect", (req: http.IncomingMessage, socket: net.Socket, head: Buffer) => void this.tunnel(req, socket, head));
-    this.server.on("connection", (socket: net.Socket) => {
-      this.sockets.add(socket);
-      socket.once("close", () => this.sockets.delete(socket));
-    });
+    this.server.on("connection", (socket: net.Socket) => this.track(socket));
     this.server.on("clientError", (_err, socket) => socket.destroy());
+    this.inner = http.createServer({ maxHeaderSize: LIMITS.egressMaxHeaderBytes }, (req, res) => {
+      const target = this.intercepted.get(req.socket);
+      if (target) void this.relay(req, res, target, req.url ?? "");
+      else res.destroy();
+    });
+    this.inner.on("clientError", (_err, socket) => socket.destroy());
   }
 
   /** Starts a proxy; resolves once it listens. */
   static async start(options: EgressProxyOptions): Promise<EgressProxy> {
-    const proxy = new EgressProxy(options.network, options.secrets);
+    const hasSecrets = Object.keys(options.secrets ?? {}).length > 0;
+    const proxy = new EgressProxy(options.network, options.secrets, hasSecrets ? await EgressCa.create() : undefined);
     await new Promise<void>((resolve, reject) => {
       proxy.server.once("error", reject);
       const target = "path" in options.listen ? { path: options.listen.path } : { port: options.listen.port, host: "127.0.0.1" };
@@ -148,10 +197,20 @@ export class EgressProxy {
     return Object.fromEntries(this.secrets.map((s) => [s.name, s.sentinel]));
   }
 
+  /** The proxy's CA certificate (PEM) when it has secrets (commands must trust it), else undefined. */
+  get caCertificate(): string | undefined {
+    return this.ca?.certificate;
+  }
+
   /** Stops listening and ends every open connection and tunnel. */
   async close(): Promise<void> {
     for (const socket of this.sockets) socket.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private track(socket: net.Socket): void {
+    this.sockets.add(socket);
+    socket.once("close", () => this.sockets.delete(socket));
   }
 
   private report(event: EgressEvent): void {
@@ -191,26 +250,76 @@ export class EgressProxy {
       client.end(refusalHead(403, vetted.refused));
       return;
     }
+    const interceptable = this.ca !== undefined && this.secrets.some((s) => secretAppliesTo(s.hosts, target.host, target.port));
     const upstream = net.connect({ host: vetted.address, port: target.port, timeout: LIMITS.egressConnectTimeoutMs });
     let connected = false;
+    /** Set once the tunnel is given up for interception: the raw upstream's end is no longer the client's. */
+    let detached = false;
     upstream.once("timeout", () => upstream.destroy(new Error("connect timed out")));
     upstream.once("connect", () => {
       connected = true;
       upstream.setTimeout(0);
-      this.report({ kind: "connect", host: target.host, port: target.port, allowed: true, reason: vetted.rule, address: vetted.address });
+      this.report({ kind: "connect", host: target.host, port: target.port, allowed: true, reason: vetted.rule, address: vetted.address, ...(interceptable ? { intercepted: true } : {}) });
       client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
-      if (head.length) upstream.write(head);
-      upstream.pipe(client);
-      client.pipe(upstream);
+      const blind = (early?: Buffer) => {
+        if (head.length) upstream.write(head);
+        if (early) upstream.write(early);
+        upstream.pipe(client);
+        client.pipe(upstream);
+      };
+      if (!interceptable) return blind();
+      const intercept = () => {
+        detached = true;
+        upstream.destroy();
+        if (head.length) client.unshift(head);
+        void this.intercept(client, { kind: "https", host: target.host, port: target.port, address: vetted.address, rule: vetted.rule });
+      };
+      if (head.length) return head[0] === TLS_HANDSHAKE ? intercept() : blind();
+      // Whoever speaks first decides: a TLS ClientHello is intercepted; a server that talks first
+      // (ssh, smtp…) or a client that is not TLS gets the blind tunnel.
+      const fromClient = (chunk: Buffer) => {
+        upstream.off("data", fromServer);
+        client.pause();
+        if (chunk[0] === TLS_HANDSHAKE) {
+          client.unshift(chunk);
+          intercept();
+        } else blind(chunk);
+      };
+      const fromServer = (chunk: Buffer) => {
+        client.off("data", fromClient);
+        upstream.pause();
+        upstream.unshift(chunk);
+        blind();
+      };
+      client.once("data", fromClient);
+      upstream.once("data", fromServer);
     });
     upstream.on("error", (err) => {
       if (!connected) {
         this.report({ kind: "connect", host: target.host, port: target.port, allowed: false, reason: `connection failed: ${err.message}` });
         client.end(refusalHead(502, `could not connect to ${target.host}:${target.port}`));
-      } else client.destroy();
+      } else if (!detached) client.destroy();
     });
     client.on("close", () => upstream.destroy());
-    upstream.on("close", () => client.destroy());
+    upstream.on("close", () => {
+      if (!detached) client.destroy();
+    });
+  }
+
+  /** Ends the client's TLS with a certificate of this proxy's CA; its requests go to {@link relay}. */
+  private async intercept(client: net.Socket, target: Target): Promise<void> {
+    let context: tls.SecureContext;
+    try {
+      context = await this.ca!.contextFor(target.host);
+    } catch {
+      client.destroy();
+      return;
+    }
+    const secure = new tls.TLSSocket(client, { isServer: true, secureContext: context, ALPNProtocols: ["http/1.1"] });
+    secure.on("error", () => secure.destroy());
+    this.track(secure);
+    this.intercepted.set(secure, target);
+    this.inner.emit("connection", secure);
   }
 
   private async forward(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
@@ -234,6 +343,17 @@ export class EgressProxy {
       refuse(res, 403, vetted.refused);
       return;
     }
+    await this.relay(req, res, { kind: "http", host: host.replace(/^\[|\]$/g, ""), port, ...vetted }, `${url.pathname}${url.search}`);
+  }
+
+  /** Sends one vetted request on (secrets put in, echoes of them hidden in the answer). */
+  private async relay(req: http.IncomingMessage, res: http.ServerResponse, target: Target, requestPath: string): Promise<void> {
+    res.on("error", () => undefined);
+    const { host, port } = target;
+    if (!requestPath.startsWith("/")) {
+      refuse(res, 400, "send origin-form request targets (`GET /path`) inside the tunnel");
+      return;
+    }
     const applied = this.secrets.filter((s) => secretAppliesTo(s.hosts, host, port));
     const used = new Set<string>();
     /** Real → shown forms to hide in the answer: each value, and each Basic credential built with one. */
@@ -243,25 +363,37 @@ export class EgressProxy {
       if (value === undefined || HOP_BY_HOP.has(name)) continue;
       headers[name] = Array.isArray(value) ? value.map((v) => insertSecrets(v, applied, used, hidden)) : insertSecrets(value, applied, used, hidden);
     }
-    // RFC 9112 §3.2.2: the request target's authority replaces whatever Host the client sent.
-    headers.host = url.host;
-    const upstream = http.request({
-      host: vetted.address,
+    // RFC 9112 §3.2.2: the request target's authority replaces whatever Host the client sent; inside
+    // a tunnel, the CONNECT's authority (the name the server's certificate is checked against).
+    const shownHost = net.isIP(host) === 6 ? `[${host}]` : host;
+    headers.host = port === (target.kind === "https" ? 443 : 80) ? shownHost : `${shownHost}:${port}`;
+    const common = {
+      host: target.address,
       port,
       method: req.method,
-      path: `${url.pathname}${url.search}`,
+      path: requestPath,
       headers,
       setHost: false,
       // One upstream connection per request: pinned to this request's vetted address, no reuse.
       agent: false,
-    });
+    } satisfies http.RequestOptions;
+    const upstream =
+      target.kind === "http"
+        ? http.request(common)
+        : https.request({
+            ...common,
+            // SNI carries names only; the certificate is checked against the CONNECT's host either way.
+            ...(net.isIP(host) ? {} : { servername: host }),
+            ...({ secureContext: this.upstreamContext } as https.RequestOptions),
+            checkServerIdentity: (_name, cert) => tls.checkServerIdentity(host, cert),
+          });
     // Bounded connect only: an allowed API may take its time to answer.
     upstream.once("socket", (socket) => {
       socket.setTimeout(LIMITS.egressConnectTimeoutMs);
       socket.once("connect", () => socket.setTimeout(0));
       socket.once("timeout", () => upstream.destroy(new Error("connect timed out")));
     });
-    this.report({ kind: "http", host, port, allowed: true, reason: vetted.rule, address: vetted.address, ...(used.size ? { secrets: [...used] } : {}) });
+    this.report({ kind: target.kind, host, port, allowed: true, reason: target.rule, address: target.address, ...(used.size ? { secrets: [...used] } : {}) });
     upstream.on("response", (answer) => {
       const out: http.OutgoingHttpHeaders = {};
       for (const [name, value] of Object.entries(answer.headers)) {

@@ -3,16 +3,20 @@
  * namespace (only `lo`); the proxy's Unix socket is bound inside, and a relay started before the
  * command (socat, else node) listens on the sandbox's 127.0.0.1 and forwards to that socket.
  * The standard proxy variables point at the relay. One proxy per command: it lives exactly as
- * long as the command, and its decisions belong to that call.
+ * long as the command, and its decisions belong to that call. With secrets, the proxy's CA (and a
+ * bundle of it with the system's roots) is bound in read-only and named by the trust variables
+ * of curl, git, OpenSSL, Python and Node, so HTTPS to a secret's host verifies against the proxy.
  */
 import { constants } from "node:fs";
 import { access, mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { CA_BUNDLE_FILE, CA_FILE, writeEgressTrust } from "./egressCa.js";
 import { EgressProxy, type EgressNetwork, type SecretsOption } from "./egressProxy.js";
 
 /** Where the proxy socket appears inside the sandbox. */
-export const SANDBOX_PROXY_SOCKET = "/run/workbench-egress/proxy.sock";
+export const SANDBOX_EGRESS_DIR = "/run/workbench-egress";
+export const SANDBOX_PROXY_SOCKET = `${SANDBOX_EGRESS_DIR}/proxy.sock`;
 /** The relay's port on the sandbox's own loopback. */
 export const SANDBOX_PROXY_PORT = 3128;
 /** Polls of /proc/net/tcp (5 ms apart) before the command runs without the relay listening. */
@@ -73,20 +77,26 @@ export async function startSandboxEgress(network: EgressNetwork, secrets: Secret
   const relay = await chooseRelay();
   const dir = await mkdtemp(path.join(os.tmpdir(), "wb-egress-"));
   const socket = path.join(dir, "proxy.sock");
-  let proxy: EgressProxy;
+  let proxy: EgressProxy | undefined;
+  let trust: Record<string, string> = {};
   try {
     proxy = await EgressProxy.start({ network, ...(secrets ? { secrets } : {}), listen: { path: socket } });
+    if (proxy.caCertificate) trust = await writeEgressTrust(dir, SANDBOX_EGRESS_DIR, proxy.caCertificate);
   } catch (err) {
+    await proxy?.close().catch(() => undefined);
     await rm(dir, { recursive: true, force: true });
     throw err;
   }
   const url = `http://127.0.0.1:${SANDBOX_PROXY_PORT}`;
-  const env: Record<string, string> = { ...proxy.secretEnv };
+  const env: Record<string, string> = { ...proxy.secretEnv, ...trust };
   for (const name of ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"]) {
     env[name] = url;
     env[name.toLowerCase()] = url;
   }
   const args = ["--bind", socket, SANDBOX_PROXY_SOCKET];
+  if (proxy.caCertificate) {
+    for (const file of [CA_FILE, CA_BUNDLE_FILE]) args.push("--ro-bind", path.join(dir, file), `${SANDBOX_EGRESS_DIR}/${file}`);
+  }
   // A node outside the system directories is made visible at its own path, read-only.
   if (relay.kind === "node" && !relay.path.startsWith("/usr/")) args.push("--ro-bind", relay.path, relay.path);
   return {
@@ -94,7 +104,7 @@ export async function startSandboxEgress(network: EgressNetwork, secrets: Secret
     env,
     prelude: relayPrelude(relay),
     async close() {
-      await proxy.close().catch(() => undefined);
+      await proxy!.close().catch(() => undefined);
       await rm(dir, { recursive: true, force: true }).catch(() => undefined);
     },
   };

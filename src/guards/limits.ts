@@ -65,6 +65,10 @@ export const LIMITS = {
   egressConnectTimeoutMs: 15_000,
   /** Largest request head a sandboxed command may send through the egress proxy (bytes). */
   egressMaxHeaderBytes: 32 * 1024,
+  /** Most per-host leaf certificates one egress proxy keeps for the HTTPS hosts it intercepts (oldest dropped). */
+  egressLeafCacheEntries: 128,
+  /** Largest system CA bundle the egress proxy copies into the sandbox's trust file (bytes). */
+  egressCaBundleMaxBytes: 4 * 1024 * 1024,
   /** Longest command line the danger screen parses (characters); a longer one is refused. */
   commandScreenMaxChars: 100_000,
   /** Most units of work (syntax nodes, expanded words) one screen may do, nested `sh -c` strings included. */
