@@ -260,6 +260,11 @@ export type FileGuardsStep = (request: Request, handler: Handler) => Promise<Too
  */
 export function createFileGuardsStep(options: FileGuardsOptions = {}): FileGuardsStep {
   parseOptions(fileGuardsOptionsSchema, options ?? {}, "Invalid file guards options");
+  return fileGuardsStepFrom(options);
+}
+
+/** {@link createFileGuardsStep} over options already checked with {@link fileGuardsOptionsSchema} (the FileManager's, nested). */
+function fileGuardsStepFrom(options: FileGuardsOptions): FileGuardsStep {
   const warnAt = options.loopWarnAt ?? 3;
   const blockAt = options.loopBlockAt ?? 4;
   const nextSeq = sequencer();
@@ -383,7 +388,15 @@ export function createFileGuardsStep(options: FileGuardsOptions = {}): FileGuard
  * FileManager middleware lists it and spreads {@link fileGuardStateFields} into its state.
  */
 export function fileGuardsToolCallStep(options: FileGuardsOptions = {}): ToolCallStep {
-  const guards = createFileGuardsStep(options);
+  return asToolCallStep(createFileGuardsStep(options));
+}
+
+/** {@link fileGuardsToolCallStep} over options the caller checked already (the FileManager, as part of its own). */
+export function checkedFileGuardsToolCallStep(options: FileGuardsOptions = {}): ToolCallStep {
+  return asToolCallStep(fileGuardsStepFrom(options));
+}
+
+function asToolCallStep(guards: FileGuardsStep): ToolCallStep {
   return (ctx, next) => guards(ctx.request, (request) => next({ ...ctx, request }));
 }
 

@@ -7,14 +7,15 @@ import { TrackerPool, TRACKER_KINDS, type ChangeTracker } from "../src/changes/i
 import { assertFileOperations, LISTING_METHODS } from "../src/fileops/assert.js";
 import type { EnvironmentOption } from "../src/fileops/environment.js";
 import { ENVIRONMENT_OPTION_MESSAGE, isEnvironmentOption, ThreadEnvironments } from "../src/fileops/threadEnvironment.js";
+import { sharedEnvironmentsOf } from "../src/fileops/sharedEnvironments.js";
 import type { FileOperations } from "../src/fileops/types.js";
-import { renderDirectoryTree, treeFingerprint } from "../src/tree.js";
+import { renderDirectoryTree, treeBudgetShape, treeFingerprint } from "../src/tree.js";
 import { timeTravelOptionsSchema, type TimeTravelOptions } from "../src/snapshots/index.js";
 import { describeChanges, diffListings, entryPath, foldIntoDirectories, isOpaqueKey, parentKey, parseTreeListing, type TreeListing } from "../src/treeListing.js";
 import { Workspace, resolveRootDir } from "../src/workspace.js";
 import { assertUsableRootDir, rootDirIsLocal } from "../src/fileops/rootDir.js";
 import { threadIdFromConfig } from "../src/context/thread.js";
-import { fileGuardsModelCallHook, fileGuardsOptionsSchema, fileGuardStateFields, fileGuardsToolCallStep, type FileGuardsOptions } from "./fileGuards.js";
+import { checkedFileGuardsToolCallStep, fileGuardsModelCallHook, fileGuardsOptionsSchema, fileGuardStateFields, type FileGuardsOptions } from "./fileGuards.js";
 import {
   catchToolErrorsStep,
   composeToolCallSteps,
@@ -73,17 +74,17 @@ export interface FileManagerOptions {
      * the previous tree message and adds a new full tree (see `keepOnlyLatestTree`).
      */
     mode?: "append" | "replace";
-    /** Most entries listed (default 200); the rest is summarised per directory. */
+    /** Most entries listed (default 200; `Infinity`: no cap); the rest is summarised per directory. */
     maxEntries?: number;
     /**
-     * Most characters of a tree (default 8,000): over it, single-directory chains share a line,
+     * Most characters of a tree (default 8,000; at least 200): over it, single-directory chains share a line,
      * long names are shortened with `...(+N chars)...`, then the last lines are counted instead.
      */
     maxChars?: number;
     /** Deepest level listed (default unlimited). */
     maxDepth?: number;
     /** Extra gitignore-style patterns to hide (`.git`, `node_modules` and `.gitignore` rules always apply). */
-    ignore?: string[];
+    ignore?: readonly string[];
   };
   /** Show the tree on a thread's first model call when the workspace is not empty. Default true. */
   injectOnFirstCall?: boolean;
@@ -159,16 +160,8 @@ export const fileManagerOptionsSchema = z.strictObject({
     }
   }, `fileOps must implement FileOperations (${LISTING_METHODS.join(", ")}), e.g. new ShellFileOperations(new SshEnvironment({ … }))`).optional(),
   environment: z.custom<EnvironmentOption>(isEnvironmentOption, ENVIRONMENT_OPTION_MESSAGE).optional(),
-  tree: z
-    .object({
-      mode: z.enum(["append", "replace"]).optional(),
-      maxEntries: z.number().int().positive().optional(),
-      maxChars: z.number().int().min(200, "tree.maxChars must be at least 200").optional(),
-      maxDepth: z.number().int().positive().optional(),
-      ignore: z.array(z.string()).optional(),
-    })
-    .strict()
-    .optional(),
+  // The budget's rule is the tree's own (src/tree.ts), so both accept the same values.
+  tree: z.strictObject({ mode: z.enum(["append", "replace"]).optional(), ...treeBudgetShape }).optional(),
   injectOnFirstCall: z.boolean().optional(),
   keepOnlyLatestTree: z.boolean().optional(),
   rewritePaths: z.boolean().optional(),
@@ -349,8 +342,9 @@ export class FileManagerHooks {
     parseOptions(fileManagerOptionsSchema, options ?? {}, "Invalid FileManager options");
     this.options = options ?? {};
     this.rootDir = resolveRootDir(this.options.rootDir);
-    assertUsableRootDir(this.rootDir, { local: rootDirIsLocal(this.options) });
-    this.environments = new ThreadEnvironments({ environment: this.options.environment, fileOps: this.options.fileOps });
+    // createWorkbench's one view of the environments, unless this part names its own.
+    this.environments = sharedEnvironmentsOf(options) ?? new ThreadEnvironments({ environment: this.options.environment, fileOps: this.options.fileOps });
+    assertUsableRootDir(this.rootDir, { local: rootDirIsLocal(this.environments) });
     this.pool = new TrackerPool({ ...this.options.tracker, onError: (err, ctx) => this.report(err, "beforeAgent", path.basename(ctx.dir)) });
     this.cacheCap = Math.max(this.pool.maxLive, 16);
     this.readOnly = new Set(this.options.readOnlyTools ?? DEFAULT_READ_ONLY_TOOLS);
@@ -373,7 +367,7 @@ export class FileManagerHooks {
         : [evictLargeResultsStep(this.options.evictLargeResults, (err) => this.report(err, "wrapToolCall", undefined, false))]),
       ...(rewrite ? [rewritePathsStep] : []),
       mapPathArgsStep(this.options.pathArgs ?? []),
-      ...(this.options.fileGuards === false ? [] : [fileGuardsToolCallStep(this.options.fileGuards)]),
+      ...(this.options.fileGuards === false ? [] : [checkedFileGuardsToolCallStep(this.options.fileGuards)]),
       ...(this.options.toolCallSteps ?? []),
     ];
   }

@@ -4,10 +4,19 @@
  * Options objects are strict at every level: an unknown key is named, with a "did you mean" when
  * one accepted key is close, and the accepted keys of that object are listed.
  */
+import { channel } from "node:diagnostics_channel";
 import { z } from "zod";
+
+/**
+ * Published once per {@link parseOptions} call with `{ label }` (free when nobody listens): lets a
+ * test count how often a factory checks its options, e.g. once per object per `createWorkbench`.
+ */
+export const OPTIONS_PARSE_CHANNEL = "langgraph-workbench:options-parse";
+const parses = channel(OPTIONS_PARSE_CHANNEL);
 
 /** Parses `options` with `schema`; throws `TypeError("<label>: <every problem>")` when they do not fit. */
 export function parseOptions<S extends z.ZodType>(schema: S, options: unknown, label: string): z.output<S> {
+  if (parses.hasSubscribers) parses.publish({ label });
   const parsed = schema.safeParse(options);
   if (!parsed.success) throw new TypeError(`${label}: ${formatOptionsError(schema, parsed.error)}`);
   return parsed.data;

@@ -304,6 +304,17 @@ const count = (message: string) => z.custom<number>(isCount, message).optional()
 const names = (message: string) => z.array(z.string(message), message).readonly().optional();
 
 /**
+ * The tree's budget (size and what is hidden): the one rule for it, used by the tree options
+ * below and by the FileManager's `tree` option, so both accept the same values.
+ */
+export const treeBudgetShape = {
+  maxEntries: count("maxEntries must be a non-negative integer or Infinity (default 200)"),
+  maxChars: z.custom<number>((n) => isCount(n) && n >= 200, "maxChars must be an integer ≥ 200 or Infinity (default 8,000)").optional(),
+  maxDepth: count("maxDepth must be a non-negative integer or Infinity (default unlimited)"),
+  ignore: names('ignore must be an array of gitignore-style pattern strings, e.g. ["*.log", "dist/"]'),
+};
+
+/**
  * The checks on {@link TreeOptions} (kept as an interface for its documentation; a type test
  * asserts the two agree). `fileOps` is checked by `assertFileOperations`, which names the
  * missing methods.
@@ -311,10 +322,10 @@ const names = (message: string) => z.array(z.string(message), message).readonly(
 export const treeOptionsSchema = z.object(
   {
     rootLabel: z.string("rootLabel must be a single-line string").refine((l) => !/[\r\n]/.test(l), "rootLabel must be a single-line string").optional(),
-    maxEntries: count("maxEntries must be a non-negative integer or Infinity (default 200)"),
-    maxDepth: count("maxDepth must be a non-negative integer or Infinity (default unlimited)"),
-    maxChars: z.custom<number>((n) => isCount(n) && n >= 200, "maxChars must be an integer ≥ 200 or Infinity (default 8,000)").optional(),
-    ignore: names('ignore must be an array of gitignore-style pattern strings, e.g. ["*.log", "dist/"]'),
+    maxEntries: treeBudgetShape.maxEntries,
+    maxDepth: treeBudgetShape.maxDepth,
+    maxChars: treeBudgetShape.maxChars,
+    ignore: treeBudgetShape.ignore,
     useGitignore: z.boolean("useGitignore must be a boolean").optional(),
     defaultIgnores: names('defaultIgnores must be an array of entry names, e.g. [".git", "node_modules"]'),
     concurrency: z.number("concurrency must be a positive integer").int("concurrency must be a positive integer").min(1, "concurrency must be a positive integer").optional(),

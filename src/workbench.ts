@@ -19,13 +19,14 @@ import { FileToolCaches } from "../tools/lineCounts.js";
 import { createWebTools, webToolsOptionsSchema, type WebToolsOptions } from "../tools/web.js";
 import type { EnvironmentOption } from "./fileops/environment.js";
 import { HtmlConversionPool } from "./web/htmlWorkerPool.js";
-import { ENVIRONMENT_OPTION_MESSAGE, environmentBehind, isEnvironmentOption, ThreadEnvironments } from "./fileops/threadEnvironment.js";
+import { ENVIRONMENT_OPTION_MESSAGE, isEnvironmentOption, ThreadEnvironments } from "./fileops/threadEnvironment.js";
 import { listArtifacts, type ArtifactList } from "./files/artifacts.js";
 import { isTransferRefusal, putFile, TransferError, type TransferSettings } from "./files/transfer.js";
 import type { FileOperations } from "./fileops/types.js";
 import type { ChangeSet, RestoreResult, SnapshotInfo } from "./snapshots/index.js";
 import { resolveRootDir, Workspace } from "./workspace.js";
 import { keysOf, parseOptions } from "./options.js";
+import { withSharedEnvironments } from "./fileops/sharedEnvironments.js";
 
 /** Options of {@link createWorkbench}. Every part also takes its own options object. */
 export interface WorkbenchOptions {
@@ -130,8 +131,8 @@ export interface WorkbenchArtifactOptions {
 
 // Each part's options: their keys are checked here (so a typo throws before any part is built,
 // naming the part), their values — and deeper levels — by the part's own factory.
-const partOptions = (schema: z.ZodObject) => z.union([z.literal(false), keysOf(schema)]).optional();
-const workbenchOptionsSchema = z
+const partOptions = <S extends z.ZodObject>(schema: S) => z.union([z.literal(false), keysOf(schema)]).optional();
+export const workbenchOptionsSchema = z
   .object({
     rootDir: z.string().trim().min(1, "rootDir must be a non-empty path").optional(),
     fileOps: z
@@ -151,23 +152,30 @@ export function createWorkbench(options: WorkbenchOptions = {}): Workbench {
   parseOptions(workbenchOptionsSchema, options ?? {}, "Invalid createWorkbench options");
   const opts = options ?? {};
   const rootDir = resolveRootDir(opts.rootDir);
-  // A ShellFileOperations given alone names the environment its files are in: commands go there too.
-  const environment = opts.environment ?? environmentBehind(opts.fileOps);
-  const shared = { ...(opts.fileOps ? { fileOps: opts.fileOps } : {}), ...(environment ? { environment } : {}) };
-  const fileManager = createFileManagerMiddleware({ ...shared, ...opts.fileManager, rootDir });
+  // One view of where each thread's files are and its commands run, for every part (a
+  // ShellFileOperations given alone names its environment: commands go there too).
+  const environments = new ThreadEnvironments({ environment: opts.environment, fileOps: opts.fileOps });
+  // A part naming its own environment or fileOps builds its own view, over the workbench's for the other.
+  const shared = { ...(opts.fileOps ? { fileOps: opts.fileOps } : {}), ...(environments.environment ? { environment: environments.environment } : {}) };
+  const partOf = <P extends object>(part: P | undefined, inherit: object = shared): readonly [P | undefined, ThreadEnvironments | undefined] => {
+    const access = part as { environment?: unknown; fileOps?: unknown } | undefined;
+    const own = access !== undefined && (access.environment !== undefined || access.fileOps !== undefined);
+    return own ? [{ ...inherit, ...part } as P, undefined] : [part, environments];
+  };
+
+  const [fileManagerOptions, fileManagerEnvironments] = partOf(opts.fileManager);
+  const fileManager = createFileManagerMiddleware(withSharedEnvironments({ ...fileManagerOptions, rootDir }, fileManagerEnvironments));
   const tools: StructuredTool[] = [];
   // read_file's line counts and indexes belong to this workbench and are released by close().
   const fileCaches = opts.fileTools !== false && !opts.fileTools?.caches ? new FileToolCaches() : undefined;
-  if (opts.fileTools !== false) tools.push(...(createFileTools({ ...shared, ...opts.fileTools, ...(fileCaches ? { caches: fileCaches } : {}), rootDir }) as StructuredTool[]));
+  if (opts.fileTools !== false) {
+    const [fileToolOptions, fileToolEnvironments] = partOf(opts.fileTools);
+    tools.push(...(createFileTools(withSharedEnvironments({ ...fileToolOptions, ...(fileCaches ? { caches: fileCaches } : {}), rootDir }, fileToolEnvironments)) as StructuredTool[]));
+  }
   if (opts.basicTools !== false) {
-    tools.push(
-      ...createBasicTools({
-        ...(environment ? { environment } : {}),
-        ...opts.basicTools,
-        rootDir,
-        ...(opts.enableShell === undefined ? {} : { enableShell: opts.enableShell }),
-      }),
-    );
+    const [basicOptions, basicEnvironments] = partOf(opts.basicTools, {});
+    const enableShell = opts.enableShell === undefined ? {} : { enableShell: opts.enableShell };
+    tools.push(...createBasicTools(withSharedEnvironments({ ...basicOptions, rootDir, ...enableShell }, basicEnvironments)));
   }
   // The keyless fetch backend's HTML worker pool belongs to this workbench and stops with close().
   const webTools = opts.webTools === false ? undefined : (opts.webTools ?? {});
@@ -176,7 +184,6 @@ export function createWorkbench(options: WorkbenchOptions = {}): Workbench {
     const fetch = { ...webTools.backends?.fetch, ...(htmlPool ? { htmlPool } : {}) };
     tools.push(...createWebTools({ ...webTools, backends: { ...webTools.backends, fetch } }));
   }
-  const environments = new ThreadEnvironments(shared);
   const access = async (threadId: string | undefined) => {
     const ws = fileManager.hooks.workspaceFor(threadId);
     return { ws, ops: await environments.fileOpsFor(ws.threadId) };

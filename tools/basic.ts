@@ -1,10 +1,11 @@
 import { tool, type StructuredTool } from "@langchain/core/tools";
 import { z } from "zod";
 import type { EnvironmentOption } from "../src/fileops/environment.js";
-import { ENVIRONMENT_OPTION_MESSAGE, isEnvironmentOption } from "../src/fileops/threadEnvironment.js";
+import { ENVIRONMENT_OPTION_MESSAGE, isEnvironmentOption, type ThreadEnvironments } from "../src/fileops/threadEnvironment.js";
 import { markWorkbenchTool, toolError } from "./toolResult.js";
 import { createRunCommandTool, runCommandOptionsSchema, type RunCommandToolOptions } from "./runCommand.js";
 import { keysOf, parseOptions } from "../src/options.js";
+import { sharedEnvironmentsOf, withSharedEnvironments } from "../src/fileops/sharedEnvironments.js";
 
 /** Options of {@link createBasicTools}. */
 export interface BasicToolsOptions {
@@ -56,10 +57,19 @@ export const basicToolsOptionsSchema = z.strictObject({
  */
 export function createBasicTools(options: BasicToolsOptions = {}): StructuredTool[] {
   parseOptions(basicToolsOptionsSchema, options ?? {}, "Invalid createBasicTools options");
+  return basicToolsFrom(options, sharedEnvironmentsOf(options));
+}
+
+/**
+ * The tools over options already checked with {@link basicToolsOptionsSchema} (`shell`'s values
+ * are run_command's to check), on the caller's `environments` when given (createWorkbench's one).
+ */
+function basicToolsFrom(options: BasicToolsOptions, environments?: ThreadEnvironments): StructuredTool[] {
   const tools: StructuredTool[] = [createCurrentTimeTool(options.now)];
   const enableShell = options.enableShell ?? process.env.WORKBENCH_ENABLE_SHELL?.trim().toLowerCase() === "true";
   if (enableShell) {
-    tools.push(createRunCommandTool({ ...options.shell, rootDir: options.rootDir, ...(options.environment ? { environment: options.environment } : {}) }));
+    const { environment } = options;
+    tools.push(createRunCommandTool(withSharedEnvironments({ ...options.shell, rootDir: options.rootDir, ...(environment ? { environment } : {}) }, environments)));
   }
   return tools;
 }

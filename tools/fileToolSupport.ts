@@ -112,51 +112,62 @@ export interface ResolvedFileToolOptions {
 /** What the file tools call on their FileOperations. */
 const FILE_TOOL_METHODS = ["stat", "realpath", "readdir", "readBytes", "readLines", "countLines", "readText", "writeAtomic", "remove", "rename", "mkdirp"];
 
-const positiveInt = (name: string) => {
+export const positiveInt = (name: string) => {
   const message = `${name} must be a positive integer`;
   return z.number(message).int(message).min(1, message).optional();
 };
+
+/** The fields of {@link fileToolOptionsSchema}, for the schemas that take some of them (search_files). */
+export const fileToolOptionsShape = {
+  rootDir: z.string("rootDir must be a non-empty string").refine((s) => s.trim() !== "", "rootDir must be a non-empty string").optional(),
+  confine: z.boolean("confine must be a boolean").optional(),
+  fileOps: z.custom<FileOperations>(() => true).optional(),
+  environment: z.custom<EnvironmentOption>(isEnvironmentOption, ENVIRONMENT_OPTION_MESSAGE).optional(),
+  maxReadChars: positiveInt("maxReadChars"),
+  // Checked below: ignored when images are off.
+  maxImageBytes: z.number("maxImageBytes must be a positive integer").optional(),
+  readImages: z.boolean("readImages must be a boolean").optional(),
+  credentialPatterns: z.array(z.union([z.string(), z.instanceof(RegExp)]), "credentialPatterns must be an array of globs or RegExps").optional(),
+  redactSecrets: z.boolean("redactSecrets must be a boolean").optional(),
+  countLinesInlineMaxBytes: positiveInt("countLinesInlineMaxBytes"),
+  homeDir: z.string("homeDir must be an absolute path").refine((p) => path.isAbsolute(p), "homeDir must be an absolute path").optional(),
+  allowHardLinks: z.boolean("allowHardLinks must be a boolean").optional(),
+  protectedPaths: protectedPathsOptionSchema.optional(),
+  caches: z.instanceof(FileToolCaches, { error: "caches must be a FileToolCaches" }).optional(),
+};
+
+/** The one check across fields: `maxImageBytes` only matters (and is only checked) when images are on. */
+function checkImageBytes(o: { readImages?: boolean | undefined; maxImageBytes?: number | undefined }, ctx: z.RefinementCtx): void {
+  const bytes = o.maxImageBytes;
+  if (o.readImages !== false && bytes !== undefined && !(Number.isInteger(bytes) && bytes >= 1)) {
+    ctx.addIssue({ code: "custom", message: "maxImageBytes must be a positive integer", path: ["maxImageBytes"] });
+  }
+}
 
 /**
  * The checks on {@link FileToolOptions} (kept as an interface for its documentation; a type
  * test asserts the two agree). `fileOps` is checked by `assertFileOperations`, which names the
  * missing methods.
  */
-export const fileToolOptionsSchema = z
-  .object(
-    {
-      rootDir: z.string("rootDir must be a non-empty string").refine((s) => s.trim() !== "", "rootDir must be a non-empty string").optional(),
-      confine: z.boolean("confine must be a boolean").optional(),
-      fileOps: z.custom<FileOperations>(() => true).optional(),
-      environment: z.custom<EnvironmentOption>(isEnvironmentOption, ENVIRONMENT_OPTION_MESSAGE).optional(),
-      maxReadChars: positiveInt("maxReadChars"),
-      // Checked below: ignored when images are off.
-      maxImageBytes: z.number("maxImageBytes must be a positive integer").optional(),
-      readImages: z.boolean("readImages must be a boolean").optional(),
-      credentialPatterns: z.array(z.union([z.string(), z.instanceof(RegExp)]), "credentialPatterns must be an array of globs or RegExps").optional(),
-      redactSecrets: z.boolean("redactSecrets must be a boolean").optional(),
-      countLinesInlineMaxBytes: positiveInt("countLinesInlineMaxBytes"),
-      homeDir: z.string("homeDir must be an absolute path").refine((p) => path.isAbsolute(p), "homeDir must be an absolute path").optional(),
-      allowHardLinks: z.boolean("allowHardLinks must be a boolean").optional(),
-      protectedPaths: protectedPathsOptionSchema.optional(),
-      caches: z.instanceof(FileToolCaches, { error: "caches must be a FileToolCaches" }).optional(),
-    },
-    "file tool options must be an object",
-  )
-  .strict()
-  .superRefine((o, ctx) => {
-    const bytes = o.maxImageBytes;
-    if (o.readImages !== false && bytes !== undefined && !(Number.isInteger(bytes) && bytes >= 1)) {
-      ctx.addIssue({ code: "custom", message: "maxImageBytes must be a positive integer", path: ["maxImageBytes"] });
-    }
-  });
+export const fileToolOptionsSchema = z.strictObject(fileToolOptionsShape, "file tool options must be an object").superRefine(checkImageBytes);
 
 /** Applies defaults and validates; throws a TypeError naming the bad options (at construction, not per call). */
 export function resolveFileToolOptions(options: FileToolOptions = {}): ResolvedFileToolOptions {
   parseOptions(fileToolOptionsSchema, options, "Invalid file tool options");
-  assertUsableRootDir(resolveRootDir(options.rootDir), { local: rootDirIsLocal(options) });
-  assertFileOperations(options.fileOps, FILE_TOOL_METHODS);
-  const environments = new ThreadEnvironments({ environment: options.environment, fileOps: options.fileOps });
+  return fileToolSettings(options);
+}
+
+/**
+ * Defaults applied to options already checked with {@link fileToolOptionsSchema} (or a schema
+ * extending it): no second parse. `environments` is the caller's when it resolved the
+ * environment already (one per workbench); else one is made from `environment` / `fileOps`.
+ */
+export function fileToolSettings(options: FileToolOptions, environments?: ThreadEnvironments): ResolvedFileToolOptions {
+  const fileOps = options.fileOps ?? environments?.fileOps;
+  const environment = options.environment ?? environments?.environment;
+  assertUsableRootDir(resolveRootDir(options.rootDir), { local: rootDirIsLocal({ environment, fileOps }) });
+  assertFileOperations(fileOps, FILE_TOOL_METHODS);
+  environments ??= new ThreadEnvironments({ environment, fileOps });
   return {
     rootDir: options.rootDir,
     confine: options.confine ?? true,

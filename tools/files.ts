@@ -7,38 +7,47 @@
  * the same otherwise.
  */
 import { parseOptions } from "../src/options.js";
+import type { ThreadEnvironments } from "../src/fileops/threadEnvironment.js";
+import { sharedEnvironmentsOf } from "../src/fileops/sharedEnvironments.js";
 import { markWorkbenchTool } from "./toolResult.js";
-import { fileToolOptionsSchema, resolveFileToolOptions, type FileToolOptions } from "./fileToolSupport.js";
+import { fileToolOptionsSchema, fileToolSettings, type FileToolOptions } from "./fileToolSupport.js";
 import { FileToolCaches } from "./lineCounts.js";
-import { createPatchTool } from "./patchTool.js";
-import { createReadFileTool } from "./readFile.js";
-import { createSearchFilesTool, searchFilesToolOptionsSchema, type SearchFilesToolOptions } from "./searchFiles.js";
-import { createWriteFileTool } from "./writeFile.js";
+import { patchToolFrom } from "./patchTool.js";
+import { readFileToolFrom } from "./readFile.js";
+import { searchFilesToolFrom, searchSettingsSchema, type SearchSettings } from "./searchFiles.js";
+import { writeFileToolFrom } from "./writeFile.js";
 
 export type { FileToolOptions } from "./fileToolSupport.js";
 
 /** Options of {@link createFileTools}: the shared file-tool options plus search-only settings. */
 export interface FileToolsOptions extends FileToolOptions {
-  /** search_files only: engine, ripgrep path, time and size limits (see {@link SearchFilesToolOptions}). */
-  search?: Omit<SearchFilesToolOptions, "rootDir" | "confine" | "credentialPatterns" | "redactSecrets" | "homeDir" | "fileOps" | "environment">;
+  /** search_files only: engine, ripgrep path, time and size limits (as `createSearchFilesTool` takes them). */
+  search?: SearchSettings;
 }
 
-/** The checks on {@link FileToolsOptions}: the file-tool options plus the keys of `search` (whose values search_files checks). */
-export const fileToolsOptionsSchema = fileToolOptionsSchema.safeExtend({ search: searchFilesToolOptionsSchema.optional() });
+/** The checks on {@link FileToolsOptions}, values included: the file-tool options plus `search`. */
+export const fileToolsOptionsSchema = fileToolOptionsSchema.safeExtend({ search: searchSettingsSchema.optional() });
 
 /** The four file tools, in the order a model usually needs them. */
 export function createFileTools(options: FileToolsOptions = {}) {
   // Validate once, up front: a bad option (or an unknown key, at any level) fails here, not on the first tool call.
   parseOptions(fileToolsOptionsSchema, options ?? {}, "Invalid file tool options");
+  return fileToolsFrom(options, sharedEnvironmentsOf(options));
+}
+
+/**
+ * The four tools over options already checked with {@link fileToolsOptionsSchema}, resolved once
+ * and shared by all four (so every option reaches every tool), on the caller's `environments`
+ * when given (createWorkbench: one per workbench).
+ */
+function fileToolsFrom(options: FileToolsOptions, environments?: ThreadEnvironments) {
   const { search, ...rest } = options;
-  resolveFileToolOptions(rest);
   // One set of caches for the tool set: given ones are the caller's to close.
-  const shared = { ...rest, caches: rest.caches ?? new FileToolCaches() };
-  const { rootDir, confine, credentialPatterns, redactSecrets, homeDir, fileOps, environment } = shared;
+  const shared = fileToolSettings({ ...rest, caches: rest.caches ?? new FileToolCaches() }, environments);
   return [
-    markWorkbenchTool(createReadFileTool(shared)),
-    markWorkbenchTool(createWriteFileTool(shared)),
-    markWorkbenchTool(createPatchTool(shared)),
-    markWorkbenchTool(createSearchFilesTool({ ...search, rootDir, confine, credentialPatterns, redactSecrets, homeDir, fileOps, environment })),
+    markWorkbenchTool(readFileToolFrom(shared)),
+    markWorkbenchTool(writeFileToolFrom(shared)),
+    markWorkbenchTool(patchToolFrom(shared)),
+    markWorkbenchTool(searchFilesToolFrom(shared, search)),
   ];
 }

@@ -304,7 +304,11 @@ async function patchProbeTargets(args: unknown, config: unknown, opts: ResolvedF
  * it the edit is done without that check.
  */
 export function createPatchTool(options: FileToolOptions = {}) {
-  const opts = resolveFileToolOptions(options);
+  return patchToolFrom(resolveFileToolOptions(options));
+}
+
+/** The same tool over options already resolved (createFileTools shares one set between its tools). */
+export function patchToolFrom(opts: ResolvedFileToolOptions) {
   return defineFileTool({
     name: "patch",
     description:

@@ -346,7 +346,11 @@ export async function readFileCore(
  * no loop detection and no read timestamps for write staleness — everything else applies.
  */
 export function createReadFileTool(options: FileToolOptions = {}) {
-  const opts = resolveFileToolOptions(options);
+  return readFileToolFrom(resolveFileToolOptions(options));
+}
+
+/** The same tool over options already resolved (createFileTools shares one set between its tools). */
+export function readFileToolFrom(opts: ResolvedFileToolOptions) {
   return defineFileTool({
     name: "read_file",
     description:

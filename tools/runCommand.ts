@@ -16,6 +16,7 @@ import {
 } from "../src/fileops/command.js";
 import type { EnvironmentOption } from "../src/fileops/environment.js";
 import { ENVIRONMENT_OPTION_MESSAGE, isEnvironmentOption, ThreadEnvironments } from "../src/fileops/threadEnvironment.js";
+import { sharedEnvironmentsOf } from "../src/fileops/sharedEnvironments.js";
 import type { FileOperations } from "../src/fileops/types.js";
 import { assertUsableRootDir, rootDirIsLocal } from "../src/fileops/rootDir.js";
 import { resolveRootDir } from "../src/workspace.js";
@@ -95,12 +96,16 @@ const runCommandInput = z.object({
  * `allowDangerous` is set.
  */
 export function createRunCommandTool(options: RunCommandToolOptions = {}): StructuredTool {
-  const opts = parseOptions(runCommandOptionsSchema, options ?? {}, "Invalid run_command options");
+  // createWorkbench's one view of the environments (used when `options` names no environment of its own).
+  const shared = sharedEnvironmentsOf(options);
+  const parsed = parseOptions(runCommandOptionsSchema, options ?? {}, "Invalid run_command options");
+  const environment = parsed.environment ?? shared?.environment;
+  const opts = environment === undefined ? parsed : { ...parsed, environment };
   const maxTimeout = opts.maxTimeoutSeconds ?? 600;
   const defaultTimeout = Math.min(opts.defaultTimeoutSeconds ?? DEFAULT_COMMAND_TIMEOUT_SECONDS, maxTimeout);
   const maxOutputChars = opts.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
   assertUsableRootDir(resolveRootDir(opts.rootDir), { local: rootDirIsLocal(opts) });
-  const environments = new ThreadEnvironments({ environment: opts.environment });
+  const environments = parsed.environment === undefined && shared ? shared : new ThreadEnvironments({ environment: opts.environment });
   prepareCommandSandbox(opts, opts.environment !== undefined, opts.rootDir);
 
   const runCommand = tool(

@@ -15,7 +15,7 @@ import { redactSecrets } from "../src/guards/redact.js";
 import { runGuardedSearch, searchPlaceFor } from "../src/search/guardedSearch.js";
 import { shapeResults } from "../src/search/results.js";
 import type { Workspace } from "../src/workspace.js";
-import { parseOptions, strictKeys } from "../src/options.js";
+import { parseOptions } from "../src/options.js";
 import { markWorkbenchTool } from "./toolResult.js";
 import {
   accessPolicyFor,
@@ -23,9 +23,12 @@ import {
   FileToolError,
   fileToolResult,
   resolveFileTarget,
-  resolveFileToolOptions,
+  fileToolOptionsShape,
+  fileToolSettings,
+  positiveInt,
   threadFileOptions,
   type FileToolOptions,
+  type ResolvedFileToolOptions,
 } from "./fileToolSupport.js";
 
 export const SEARCH_DEFAULT_LIMIT = 50;
@@ -55,23 +58,39 @@ export interface SearchFilesToolOptions
   maxLineChars?: number;
 }
 
-/** The keys of {@link SearchFilesToolOptions} (strict: an unknown key throws, naming the accepted ones); values are checked by the tool. */
-export const searchFilesToolOptionsSchema = strictKeys<SearchFilesToolOptions>({
-  rootDir: true,
-  confine: true,
-  credentialPatterns: true,
-  redactSecrets: true,
-  homeDir: true,
-  allowHardLinks: true,
-  fileOps: true,
-  environment: true,
-  engine: true,
-  ripgrepPath: true,
-  timeoutMs: true,
-  maxResults: true,
-  maxOutputBytes: true,
-  maxLineChars: true,
-});
+/** The search-only settings (engine and limits): `createFileTools({ search })` takes these. */
+export const searchSettingsShape = {
+  /** `"auto"` (default): ripgrep when `rg` runs where the thread's files are, else JS; `"ripgrep"` or `"js"` to force one. */
+  engine: z.enum(["auto", "ripgrep", "js"], 'engine must be "auto", "ripgrep" or "js"').optional(),
+  /** ripgrep executable (default `rg` from PATH). */
+  ripgrepPath: z.string("ripgrepPath must be a string").optional(),
+  /** Per-call time limit in ms (default 30,000). */
+  timeoutMs: positiveInt("timeoutMs"),
+  /** Matches (or files) collected per call before stopping (default 10,000). */
+  maxResults: positiveInt("maxResults"),
+  /** Cap on the engine's raw output in bytes (default 16 MiB). */
+  maxOutputBytes: positiveInt("maxOutputBytes"),
+  /** Match and context lines longer than this are cut (default 500). */
+  maxLineChars: positiveInt("maxLineChars"),
+};
+export const searchSettingsSchema = z.strictObject(searchSettingsShape, "search options must be an object");
+export type SearchSettings = z.input<typeof searchSettingsSchema>;
+
+/** The checks on {@link SearchFilesToolOptions}: the file-tool options search uses plus its own settings, values included. */
+export const searchFilesToolOptionsSchema = z.strictObject(
+  {
+    rootDir: fileToolOptionsShape.rootDir,
+    confine: fileToolOptionsShape.confine,
+    credentialPatterns: fileToolOptionsShape.credentialPatterns,
+    redactSecrets: fileToolOptionsShape.redactSecrets,
+    homeDir: fileToolOptionsShape.homeDir,
+    allowHardLinks: fileToolOptionsShape.allowHardLinks,
+    fileOps: fileToolOptionsShape.fileOps,
+    environment: fileToolOptionsShape.environment,
+    ...searchSettingsShape,
+  },
+  "search_files options must be an object",
+);
 
 export const searchFilesSchema = z.object({
   pattern: z
@@ -112,32 +131,21 @@ export const searchFilesSchema = z.object({
 
 export type SearchFilesArgs = z.infer<typeof searchFilesSchema>;
 
-function positive(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < 1) throw new TypeError(`${name} must be a positive integer (got ${String(value)})`);
-  return value;
-}
-
 /** The search_files tool. Options are validated here (a TypeError names the bad one). */
 export function createSearchFilesTool(options: SearchFilesToolOptions = {}) {
   parseOptions(searchFilesToolOptionsSchema, options ?? {}, "Invalid search_files options");
-  const fileOpts = resolveFileToolOptions({
-    rootDir: options.rootDir,
-    confine: options.confine,
-    credentialPatterns: options.credentialPatterns,
-    redactSecrets: options.redactSecrets,
-    homeDir: options.homeDir,
-    allowHardLinks: options.allowHardLinks,
-    fileOps: options.fileOps,
-    environment: options.environment,
-  });
-  const engine = options.engine ?? "auto";
-  if (!["auto", "ripgrep", "js"].includes(engine)) throw new TypeError('engine must be "auto", "ripgrep" or "js"');
+  const { engine, ripgrepPath, timeoutMs, maxResults, maxOutputBytes, maxLineChars, ...fileOptions } = options;
+  return searchFilesToolFrom(fileToolSettings(fileOptions), { engine, ripgrepPath, timeoutMs, maxResults, maxOutputBytes, maxLineChars });
+}
+
+/** search_files over file-tool options already resolved (shared with the other file tools) and checked search settings. */
+export function searchFilesToolFrom(fileOpts: ResolvedFileToolOptions, settings: SearchSettings = {}) {
+  const engine = settings.engine ?? "auto";
   const limits = {
-    timeoutMs: positive("timeoutMs", options.timeoutMs, LIMITS.searchTimeoutMs),
-    maxResults: positive("maxResults", options.maxResults, 10_000),
-    maxOutputBytes: positive("maxOutputBytes", options.maxOutputBytes, 16 * 1024 * 1024),
-    maxLineChars: positive("maxLineChars", options.maxLineChars, 500),
+    timeoutMs: settings.timeoutMs ?? LIMITS.searchTimeoutMs,
+    maxResults: settings.maxResults ?? 10_000,
+    maxOutputBytes: settings.maxOutputBytes ?? 16 * 1024 * 1024,
+    maxLineChars: settings.maxLineChars ?? 500,
   };
 
   async function searchFiles(args: SearchFilesArgs, config: unknown): Promise<{ payload: Record<string, unknown>; isError: boolean }> {
@@ -182,7 +190,7 @@ export function createSearchFilesTool(options: SearchFilesToolOptions = {}) {
           timeoutMs: limits.timeoutMs,
           maxOutputBytes: limits.maxOutputBytes,
         },
-        { ...place, engine, ...(options.ripgrepPath ? { ripgrepPath: options.ripgrepPath } : {}), policy, workspaceDir: resolved.ws.dir, verifyRoot: insideWs ? policy.workspaceDir : real },
+        { ...place, engine, ...(settings.ripgrepPath ? { ripgrepPath: settings.ripgrepPath } : {}), policy, workspaceDir: resolved.ws.dir, verifyRoot: insideWs ? policy.workspaceDir : real },
       );
       const head = { pattern: args.pattern, target, path: display, ...(target === "content" ? { output_mode: mode } : {}), engine: outcome.engine };
       if (outcome.error) return { payload: { ...head, error: resolved.ws.rewrite(outcome.error) }, isError: true };

@@ -98,11 +98,12 @@ export interface WebProgressEvent {
 const MAX_SEARCH_RESULTS = 20;
 const DEFAULT_SEARCH_RESULTS = 5;
 
-const backendChoice = () =>
+const backendChoice = <Name extends WebBackendName>() =>
   z.union([
     z.custom<WebBackend>((v) => typeof v === "object" && v !== null && typeof (v as WebBackend).extract === "function", "a WebBackend object"),
-    // Names are checked by chooseBackend, whose message quotes the bad name and its source.
-    z.string(),
+    // Names are checked by chooseBackend, whose message quotes the bad name and its source (typed
+    // as the names, so the option's type is the schema's).
+    z.string() as unknown as z.ZodType<Name, Name>,
   ]);
 
 // The nested options objects: their keys are checked here (an unknown key throws at build time),
@@ -152,8 +153,8 @@ const summaryKeys = strictKeys<SummarizeOptions>({
 
 /** The options schema of {@link createWebTools}: strict at every level (an unknown key throws, naming the accepted ones). */
 export const webToolsOptionsSchema = z.strictObject({
-  searchBackend: z.union([z.literal(false), backendChoice()]).optional(),
-  extractBackend: backendChoice().optional(),
+  searchBackend: z.union([z.literal(false), backendChoice<Exclude<WebBackendName, "fetch">>()]).optional(),
+  extractBackend: backendChoice<WebBackendName>().optional(),
   backends: backendsKeys.optional(),
   env: z.record(z.string(), z.string().optional()).optional(),
   urlSafety: urlSafetyKeys.optional(),

@@ -135,7 +135,11 @@ export async function writeFileCore(args: WriteFileArgs, config: unknown, opts: 
  * the FileManager middleware; without it the write is done without that check.
  */
 export function createWriteFileTool(options: FileToolOptions = {}) {
-  const opts = resolveFileToolOptions(options);
+  return writeFileToolFrom(resolveFileToolOptions(options));
+}
+
+/** The same tool over options already resolved (createFileTools shares one set between its tools). */
+export function writeFileToolFrom(opts: ResolvedFileToolOptions) {
   return defineFileTool({
     name: "write_file",
     description:

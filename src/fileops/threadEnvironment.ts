@@ -17,6 +17,7 @@ import { LocalEnvironment } from "./localShell.js";
 import { ShellFileOperations } from "./shell.js";
 import type { FileOperations } from "./types.js";
 import { WorkbenchError } from "../workbenchError.js";
+import { channel } from "node:diagnostics_channel";
 
 export { isLocalEnvironment, isLocalFileOperations } from "./locality.js";
 
@@ -97,6 +98,10 @@ export function environmentBehind(ops: FileOperations | undefined): Environment 
   return ops instanceof ShellFileOperations ? ops.env : undefined;
 }
 
+/** Published once per {@link ThreadEnvironments} construction (free when nobody listens): a test counts them per `createWorkbench`. */
+export const THREAD_ENVIRONMENTS_CHANNEL = "langgraph-workbench:thread-environments";
+const created = channel(THREAD_ENVIRONMENTS_CHANNEL);
+
 /** What a part keeps from its `environment` / `fileOps` options. */
 export interface ThreadEnvironmentOptions {
   environment?: EnvironmentOption;
@@ -113,6 +118,7 @@ export class ThreadEnvironments {
   readonly fileOps: FileOperations | undefined;
 
   constructor(options: ThreadEnvironmentOptions = {}) {
+    if (created.hasSubscribers) created.publish({});
     if (options.environment !== undefined && !isEnvironmentOption(options.environment)) {
       throw new TypeError(ENVIRONMENT_OPTION_MESSAGE);
     }
