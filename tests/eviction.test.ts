@@ -8,7 +8,7 @@ import path from "node:path";
 import { after, before, test } from "node:test";
 import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
-import { tool } from "@langchain/core/tools";
+import { tool, type StructuredToolInterface } from "@langchain/core/tools";
 import { Command, MemorySaver } from "@langchain/langgraph";
 import { createAgent } from "langchain";
 import { z } from "zod";
@@ -44,7 +44,7 @@ const commandTool = tool(
 );
 const smallTool = tool(async () => "small answer", { name: "mcp_small", description: "small", schema: z.object({}) });
 
-async function run(wb: Workbench, thread: string, steps: AIMessage[], tools = [bigTool, commandTool, smallTool]) {
+async function run(wb: Workbench, thread: string, steps: AIMessage[], tools: StructuredToolInterface[] = [bigTool, commandTool, smallTool]) {
   const model = fakeModel();
   for (const s of steps) model.respond(s);
   model.respond(new AIMessage("done"));
