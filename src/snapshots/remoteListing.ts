@@ -19,7 +19,9 @@
  */
 import { isAtomicTempName } from "../fileops/tempFiles.js";
 import { shellQuote } from "../fileops/quote.js";
-import type { SkippedEntry } from "./store.js";
+import { printableBytes, type SkippedEntry } from "./format.js";
+
+export { printableBytes };
 import { WorkbenchError } from "../workbenchError.js";
 
 /** Components below the workspace root a remote listing descends (the local store's bound). */
@@ -90,13 +92,6 @@ export function findExpression(ignoreNames: readonly string[], mode: "below" | "
 
 const TYPES: Record<string, RemoteEntryType> = { f: "file", d: "directory", l: "symlink" };
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
-
-/** The raw bytes of a name as the store shows names it cannot record (`\xNN` escapes). */
-export function printableBytes(raw: Uint8Array): string {
-  let out = "";
-  for (const b of raw) out += b >= 0x20 && b < 0x7f && b !== 0x5c ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, "0")}`;
-  return out;
-}
 
 /** A relative path the store can record: UTF-8, no control bytes, no empty/`.`/`..` component. */
 export function recordablePath(raw: Uint8Array): string | undefined {

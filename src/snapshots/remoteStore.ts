@@ -9,8 +9,8 @@
  * workspace; a restore, a full pull plus one push per 64 MiB of content. The mirror costs one
  * uncompressed copy of the recorded files on the host (next to the store).
  */
-import { createHash } from "node:crypto";
 import path from "node:path";
+import { sha256 } from "./format.js";
 import { Mirror } from "./mirror.js";
 import { fetchRefusal, type ListingPolicy, type RemoteListing } from "./remoteListing.js";
 import { planRestore } from "./remotePlan.js";
@@ -19,8 +19,6 @@ import type { RestoreResult, SnapshotFile, SnapshotHead, SnapshotInfo, SnapshotS
 
 /** Past this many changed paths the mirror is re-read whole by the store (one local stat pass). */
 const MAX_PULLED_PATHS = 2000;
-
-const sha256 = (data: string | Buffer) => createHash("sha256").update(data).digest("hex");
 
 /** The store operations time travel uses; the local store and the remote façade both have them. */
 export type ThreadSnapshots = Pick<

@@ -27,40 +27,10 @@ import { listTree, type ListedEntry } from "../fileops/listWorker.js";
 import { putEntries, readFilesIntoStore, storeBuffers, type BlobLayout } from "./blobWorker.js";
 import { applyInPlace, dirsToVisit, sameContent, type TreeMap } from "./applyInPlace.js";
 import { WorkbenchError } from "../workbenchError.js";
+import { childOf, chunkDirMap, isUnder, parentOf, parseTree, printableBytes, sha256, treeText, type DirChunk, type SkippedEntry, type SnapshotFile, type SnapshotInfo, type SnapshotRecord, type StoredRecordV3 } from "./format.js";
+import { WorkingDir } from "./workingDir.js";
 
-/** One file in a directory tree: content hash, size, mode bits, mtime (ms), symlink flag. */
-export interface SnapshotFile {
-  h: string;
-  s: number;
-  m: number;
-  t: number;
-  l?: 1;
-}
-
-/** An entry a snapshot saw but did not record (it stays as it is on restore). */
-export interface SkippedEntry {
-  /** Relative path; bytes that are not UTF-8 shown as `\xNN`. */
-  path: string;
-  reason: "too-large" | "sparse" | "snapshot-budget" | "not-utf8-name" | "not-regular" | "changed-while-read" | "unreadable" | "too-deep";
-  /** Size in bytes (files). */
-  size?: number;
-}
-
-/** What a snapshot record says about itself (listing). */
-export interface SnapshotInfo {
-  id: string;
-  /** The snapshot the workspace was at before this one (undefined for the first). */
-  parent?: string;
-  createdAt: number;
-  files: number;
-  /** Sum of the file sizes in this snapshot (not what it adds to the store). */
-  bytes: number;
-  /** Why it was taken: `"tool"`, `"scan"`, `"before-restore"`, `"baseline"`. */
-  reason?: string;
-  /** Entries seen but not recorded (the first {@link MAX_LISTED_SKIPS}; `skippedCount` has them all). */
-  skipped?: SkippedEntry[];
-  skippedCount?: number;
-}
+export { chunkDirMap, type SkippedEntry, type SnapshotFile, type SnapshotInfo } from "./format.js";
 
 /** Which workspace entries a snapshot leaves out (kept as they are on restore). */
 export interface SnapshotPolicy {
@@ -86,67 +56,6 @@ export interface RetentionPolicy {
   maxSnapshots: number;
   maxAgeMs: number;
   maxBytes: number;
-}
-
-interface SnapshotRecord extends SnapshotInfo {
-  v: 1 | 3;
-  /** relDir ("" = root) → tree object hash (in memory always; on disk only in v1 records). */
-  dirs: Record<string, string>;
-  /** The chunk objects the directory map was read from (v3): kept live by retention. */
-  chunks?: string[];
-}
-
-/**
- * A record as stored from v3 on: the directory map lives in chunk objects (in `trees/`, named by
- * content like trees), so a snapshot that changed one directory writes the chunks on that
- * directory's path and a small record — not the whole map again (100 edits of one file wrote
- * 8 MB of records at 1,000 directories before).
- */
-interface StoredRecordV3 extends SnapshotInfo {
-  v: 3;
-  /** The root chunk of the directory map. */
-  root: string;
-}
-
-/**
- * One chunk of a directory map: `d` the directories it holds directly, `c` the sub-chunks by the
- * next path component. A map of at most {@link CHUNK_MAX_DIRS} directories is one leaf chunk; a
- * larger one keeps the directories whose path ends at its depth and splits the rest by their
- * next component (so a change under `pkg07/` rewrites the chunks on that path only).
- */
-interface DirChunk {
-  d: Record<string, string>;
-  c?: Record<string, string>;
-}
-
-const CHUNK_MAX_DIRS = 64;
-/** Deepest chunk level: a map still larger there stays one chunk. */
-const CHUNK_MAX_DEPTH = 16;
-
-/** Splits sorted directory-map entries into chunks (pure): returns the root chunk's text and every chunk by hash. */
-export function chunkDirMap(entries: readonly (readonly [string, string])[], depth = 0, out = new Map<string, string>()): { root: string; chunks: Map<string, string> } {
-  const chunk: DirChunk = { d: {} };
-  if (entries.length <= CHUNK_MAX_DIRS || depth >= CHUNK_MAX_DEPTH) {
-    for (const [rel, h] of entries) chunk.d[rel] = h;
-  } else {
-    const groups = new Map<string, [string, string][]>();
-    for (const [rel, h] of entries) {
-      const parts = rel === "" ? [] : rel.split("/");
-      if (parts.length <= depth) chunk.d[rel] = h;
-      else {
-        const key = parts[depth]!;
-        let g = groups.get(key);
-        if (!g) groups.set(key, (g = []));
-        g.push([rel, h]);
-      }
-    }
-    chunk.c = {};
-    for (const [key, g] of groups) chunk.c[key] = chunkDirMap(g, depth + 1, out).root;
-  }
-  const text = JSON.stringify(chunk);
-  const hash = `c${sha256(text).slice(0, 40)}`;
-  out.set(hash, text);
-  return { root: hash, chunks: out };
 }
 
 /** Where the workspace stands. */
@@ -186,82 +95,6 @@ export interface RestoreResult {
   kept?: string[];
 }
 
-/**
- * One directory of the working set. Between snapshots its entries stay packed as their tree text
- * (one string), so a full garbage collection of the agent's heap marks one object per directory
- * instead of three per file (100k files: about 24 MB of small objects, marked again by every
- * full collection of the agent's process); a snapshot that reads or edits the directory unpacks it.
- */
-class WorkingDir {
-  private map: Map<string, SnapshotFile> | undefined;
-  private packed: string | undefined;
-  private count = 0;
-  /** Tree hash of the entries, undefined while dirty. */
-  hash?: string;
-  /** Sum of the file sizes, computed with `hash`. */
-  bytes?: number;
-  /**
-   * The listing these entries were last checked against (names, sizes, mtimes, modes): a scan
-   * that lists the same leaves the directory alone without unpacking it. Unset when unknown, or
-   * when the directory holds skipped entries (which a scan must list again).
-   */
-  sig?: string;
-
-  constructor(files: Map<string, SnapshotFile> = new Map(), hash?: string) {
-    this.map = files;
-    this.hash = hash;
-  }
-
-  /** A clean directory from its stored tree text, unparsed (count and bytes from the working-set cache). */
-  static packed(text: string, hash: string, count: number, bytes: number, sig: string | undefined): WorkingDir {
-    const d = new WorkingDir(undefined, hash);
-    d.map = undefined;
-    d.packed = text;
-    d.count = count;
-    d.bytes = bytes;
-    d.sig = sig;
-    return d;
-  }
-
-  /** The entries, unpacked on first use after {@link pack}. */
-  get files(): Map<string, SnapshotFile> {
-    // The packed text stays valid while `hash` is set (every edit clears it): packing again reuses it.
-    this.map ??= parseTree(this.packed!);
-    return this.map;
-  }
-
-  get size(): number {
-    return this.map === undefined ? this.count : this.map.size;
-  }
-
-  /** Packs the entries; `text` is their {@link treeText} when the caller has it already. */
-  pack(text?: string): void {
-    if (this.map === undefined) return;
-    if (text !== undefined) this.packed = text;
-    else if (this.hash === undefined || this.packed === undefined) this.packed = treeText(this.map).text;
-    this.count = this.map.size;
-    this.map = undefined;
-  }
-}
-
-/** A directory's tree object: with mtimes (`text`, what is stored) and without (what names it). */
-function treeText(files: Map<string, SnapshotFile>): { text: string; named: string } {
-  if (files.size === 0) return { text: EMPTY_TREE, named: EMPTY_TREE };
-  const entries = [...files.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return {
-    text: JSON.stringify(entries.map(([n, f]) => [n, f.h, f.s, f.m, f.t, f.l ?? 0])),
-    named: JSON.stringify(entries.map(([n, f]) => [n, f.h, f.s, f.m, f.l ?? 0])),
-  };
-}
-
-function parseTree(text: string): Map<string, SnapshotFile> {
-  const files = new Map<string, SnapshotFile>();
-  for (const [n, h, s, m, t, l] of JSON.parse(text) as [string, string, number, number, number, number][]) {
-    files.set(n, { h, s, m, t, ...(l ? { l: 1 as const } : {}) });
-  }
-  return files;
-}
-
 const STREAM_ABOVE = 4 * 1024 * 1024;
 /** Workspaces with more recorded files than this are listed by two workers at once. */
 const SPLIT_LISTING_ABOVE = 5_000;
@@ -288,22 +121,6 @@ const brotliOptions = (size: number): BrotliOptions => ({
 });
 const decompress = promisify(brotliDecompress) as (data: Buffer) => Promise<Buffer>;
 const KNOWN_BLOBS = 4_096;
-const EMPTY_TREE = "[]";
-
-const sha256 = (data: string | Buffer) => createHash("sha256").update(data).digest("hex");
-
-function childOf(rel: string, name: string): string {
-  return rel === "" ? name : `${rel}/${name}`;
-}
-
-function parentOf(rel: string): string {
-  const i = rel.lastIndexOf("/");
-  return i === -1 ? "" : rel.slice(0, i);
-}
-
-function isUnder(rel: string, dir: string): boolean {
-  return dir === "" || rel === dir || rel.startsWith(`${dir}/`);
-}
 
 /**
  * A snapshot id handed to a checkpoint before its snapshot is committed (during a baseline that
@@ -353,12 +170,6 @@ function isSparse(st: EntryStat): boolean {
   return st.size > 1024 * 1024 && typeof st.blocks === "number" && st.blocks * 512 < st.size / 8;
 }
 
-/** A raw name for listings: bytes that are not printable ASCII as `\xNN`. */
-function printableName(raw: Buffer): string {
-  let out = "";
-  for (const b of raw) out += b >= 0x20 && b < 0x7f && b !== 0x5c ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, "0")}`;
-  return out;
-}
 
 
 /**
@@ -1039,7 +850,7 @@ export class SnapshotStore {
       const pending: ListedEntry[] = [];
       for (const e of d.entries ?? []) {
         if (e.name === undefined) {
-          this.skip(childOf(d.rel, printableName(e.raw ?? Buffer.alloc(0))), "not-utf8-name");
+          this.skip(childOf(d.rel, printableBytes(e.raw ?? Buffer.alloc(0))), "not-utf8-name");
           continue;
         }
         const childRel = childOf(d.rel, e.name);

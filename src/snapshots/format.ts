@@ -1,0 +1,161 @@
+/**
+ * The snapshot store's on-disk format (one directory per thread, outside every workspace), and
+ * the pure functions that write and read it. Everything is content-addressed and written once
+ * (temp file + rename), so a crash leaves at most an unreferenced object.
+ *
+ * ```
+ * <store>/
+ *   blobs/<2 hex>/<62 hex>     raw file content (and symlink targets), named by sha256 of the content
+ *   zblobs/<2 hex>/<62 hex>    the same, brotli-compressed (blobs of 256 bytes and more), named by the raw content's sha256
+ *   trees/<64 hex>             one directory: JSON [[name, blob, size, mode, mtimeMs, isLink], …] sorted by name,
+ *                              named by the sha256 of the same list without mtimes ({@link treeText})
+ *   trees/c<40 hex>            a chunk of a record's directory map ({@link DirChunk}, {@link chunkDirMap})
+ *   snaps/<24 hex>.json        one record per snapshot: v3 {@link StoredRecordV3} (root chunk), or v1
+ *                              with the whole map inline; the id is the sha256 of the whole map (24 hex)
+ *   HEAD.json                  where the workspace stands ({@link SnapshotHead}): id, assigned, baseline, pinned
+ *   working.json               cache of the working set's per-directory stat signatures (rebuilt if missing)
+ *   pending/<p-…>              a pending id handed out during a background baseline → the id it became
+ *   restore.json               the journal of a restore under way (finished on the next use)
+ * ```
+ * A remote thread's store also holds `mirror/`, the host-side copy of the recorded files
+ * (remoteStore.ts).
+ */
+import { createHash } from "node:crypto";
+
+/** One file in a directory tree: content hash, size, mode bits, mtime (ms), symlink flag. */
+export interface SnapshotFile {
+  h: string;
+  s: number;
+  m: number;
+  t: number;
+  l?: 1;
+}
+
+/** An entry a snapshot saw but did not record (it stays as it is on restore). */
+export interface SkippedEntry {
+  /** Relative path; bytes that are not UTF-8 shown as `\xNN`. */
+  path: string;
+  reason: "too-large" | "sparse" | "snapshot-budget" | "not-utf8-name" | "not-regular" | "changed-while-read" | "unreadable" | "too-deep";
+  /** Size in bytes (files). */
+  size?: number;
+}
+
+/** What a snapshot record says about itself (listing). */
+export interface SnapshotInfo {
+  id: string;
+  /** The snapshot the workspace was at before this one (undefined for the first). */
+  parent?: string;
+  createdAt: number;
+  files: number;
+  /** Sum of the file sizes in this snapshot (not what it adds to the store). */
+  bytes: number;
+  /** Why it was taken: `"tool"`, `"scan"`, `"before-restore"`, `"baseline"`. */
+  reason?: string;
+  /** Entries seen but not recorded (the first {@link MAX_LISTED_SKIPS}; `skippedCount` has them all). */
+  skipped?: SkippedEntry[];
+  skippedCount?: number;
+}
+
+export interface SnapshotRecord extends SnapshotInfo {
+  v: 1 | 3;
+  /** relDir ("" = root) → tree object hash (in memory always; on disk only in v1 records). */
+  dirs: Record<string, string>;
+  /** The chunk objects the directory map was read from (v3): kept live by retention. */
+  chunks?: string[];
+}
+
+/**
+ * A record as stored from v3 on: the directory map lives in chunk objects (in `trees/`, named by
+ * content like trees), so a snapshot that changed one directory writes the chunks on that
+ * directory's path and a small record — not the whole map again (100 edits of one file wrote
+ * 8 MB of records at 1,000 directories before).
+ */
+export interface StoredRecordV3 extends SnapshotInfo {
+  v: 3;
+  /** The root chunk of the directory map. */
+  root: string;
+}
+
+/**
+ * One chunk of a directory map: `d` the directories it holds directly, `c` the sub-chunks by the
+ * next path component. A map of at most {@link CHUNK_MAX_DIRS} directories is one leaf chunk; a
+ * larger one keeps the directories whose path ends at its depth and splits the rest by their
+ * next component (so a change under `pkg07/` rewrites the chunks on that path only).
+ */
+export interface DirChunk {
+  d: Record<string, string>;
+  c?: Record<string, string>;
+}
+
+export const CHUNK_MAX_DIRS = 64;
+/** Deepest chunk level: a map still larger there stays one chunk. */
+const CHUNK_MAX_DEPTH = 16;
+
+/** Splits sorted directory-map entries into chunks (pure): returns the root chunk's text and every chunk by hash. */
+export function chunkDirMap(entries: readonly (readonly [string, string])[], depth = 0, out = new Map<string, string>()): { root: string; chunks: Map<string, string> } {
+  const chunk: DirChunk = { d: {} };
+  if (entries.length <= CHUNK_MAX_DIRS || depth >= CHUNK_MAX_DEPTH) {
+    for (const [rel, h] of entries) chunk.d[rel] = h;
+  } else {
+    const groups = new Map<string, [string, string][]>();
+    for (const [rel, h] of entries) {
+      const parts = rel === "" ? [] : rel.split("/");
+      if (parts.length <= depth) chunk.d[rel] = h;
+      else {
+        const key = parts[depth]!;
+        let g = groups.get(key);
+        if (!g) groups.set(key, (g = []));
+        g.push([rel, h]);
+      }
+    }
+    chunk.c = {};
+    for (const [key, g] of groups) chunk.c[key] = chunkDirMap(g, depth + 1, out).root;
+  }
+  const text = JSON.stringify(chunk);
+  const hash = `c${sha256(text).slice(0, 40)}`;
+  out.set(hash, text);
+  return { root: hash, chunks: out };
+}
+
+export const EMPTY_TREE = "[]";
+
+export const sha256 = (data: string | Buffer) => createHash("sha256").update(data).digest("hex");
+
+export function childOf(rel: string, name: string): string {
+  return rel === "" ? name : `${rel}/${name}`;
+}
+
+export function parentOf(rel: string): string {
+  const i = rel.lastIndexOf("/");
+  return i === -1 ? "" : rel.slice(0, i);
+}
+
+export function isUnder(rel: string, dir: string): boolean {
+  return dir === "" || rel === dir || rel.startsWith(`${dir}/`);
+}
+
+/** A raw name as listings show it: bytes that are not printable ASCII (and `\\`) as `\\xNN`. */
+export function printableBytes(raw: Uint8Array): string {
+  let out = "";
+  for (const b of raw) out += b >= 0x20 && b < 0x7f && b !== 0x5c ? String.fromCharCode(b) : `\\x${b.toString(16).padStart(2, "0")}`;
+  return out;
+}
+
+/** A directory's tree object: with mtimes (`text`, what is stored) and without (what names it). */
+export function treeText(files: Map<string, SnapshotFile>): { text: string; named: string } {
+  if (files.size === 0) return { text: EMPTY_TREE, named: EMPTY_TREE };
+  const entries = [...files.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return {
+    text: JSON.stringify(entries.map(([n, f]) => [n, f.h, f.s, f.m, f.t, f.l ?? 0])),
+    named: JSON.stringify(entries.map(([n, f]) => [n, f.h, f.s, f.m, f.l ?? 0])),
+  };
+}
+
+export function parseTree(text: string): Map<string, SnapshotFile> {
+  const files = new Map<string, SnapshotFile>();
+  for (const [n, h, s, m, t, l] of JSON.parse(text) as [string, string, number, number, number, number][]) {
+    files.set(n, { h, s, m, t, ...(l ? { l: 1 as const } : {}) });
+  }
+  return files;
+}
+
