@@ -15,6 +15,7 @@ import { TimeTravel } from "../middleware/timeTravel.js";
 import { isCredentialPath } from "../src/guards/credentials.js";
 import { diffSnapshots, SnapshotStore, type RetentionPolicy } from "../src/snapshots/index.js";
 import { chunkDirMap } from "../src/snapshots/store.js";
+import { chooseByCountAndAge } from "../src/snapshots/retention.js";
 import { Workspace } from "../src/workspace.js";
 import { contents } from "./helpers/files.js";
 
@@ -572,5 +573,18 @@ describe("snapshot records: the directory map in chunks", () => {
     await writeFile(file, JSON.stringify({ ...rest, v: 1, dirs: chunk.d }));
     const reopened = new SnapshotStore(dir, storeDir, policy, lots);
     assert.deepEqual([...(await reopened.manifest(id)).files.keys()], ["a.txt"]);
+  });
+});
+
+describe("retention choice (pure)", () => {
+  test("count and age drop the oldest first; the head is always kept", () => {
+    const rec = (id: string, ageMs: number) => ({ id, createdAt: 1_000_000 - ageMs, files: 0, bytes: 0, v: 3 as const, dirs: {} });
+    const records = [rec("a", 0), rec("b", 10), rec("c", 20), rec("d", 5_000)]; // newest first
+    const byCount = chooseByCountAndAge(records, undefined, { maxSnapshots: 2, maxAgeMs: 1e12, maxBytes: 1e12 }, 1_000_000);
+    assert.deepEqual([byCount.keep.map((r) => r.id), byCount.removed], [["a", "b"], ["c", "d"]]);
+    const headKept = chooseByCountAndAge(records, "d", { maxSnapshots: 2, maxAgeMs: 1e12, maxBytes: 1e12 }, 1_000_000);
+    assert.deepEqual(headKept.keep.map((r) => r.id), ["a", "b", "d"]);
+    const byAge = chooseByCountAndAge(records, undefined, { maxSnapshots: 100, maxAgeMs: 1_000, maxBytes: 1e12 }, 1_000_000);
+    assert.deepEqual(byAge.removed, ["d"]);
   });
 });

@@ -28,6 +28,9 @@ import { putEntries, readFilesIntoStore, storeBuffers, type BlobLayout } from ".
 import { applyInPlace, dirsToVisit, sameContent, type TreeMap } from "./applyInPlace.js";
 import { WorkbenchError } from "../workbenchError.js";
 import { childOf, chunkDirMap, isUnder, parentOf, parseTree, printableBytes, sha256, treeText, type DirChunk, type SkippedEntry, type SnapshotFile, type SnapshotInfo, type SnapshotRecord, type StoredRecordV3 } from "./format.js";
+import { pruneStore, type RetentionPolicy } from "./retention.js";
+
+export type { RetentionPolicy } from "./retention.js";
 import { WorkingDir } from "./workingDir.js";
 
 export { chunkDirMap, type SkippedEntry, type SnapshotFile, type SnapshotInfo } from "./format.js";
@@ -50,13 +53,6 @@ export const DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024;
 export const DEFAULT_MAX_SNAPSHOT_BYTES = 1024 * 1024 * 1024;
 /** How many skipped entries a record lists by name. */
 export const MAX_LISTED_SKIPS = 200;
-
-/** Retention: snapshots beyond any bound are pruned, oldest first (the head is kept). */
-export interface RetentionPolicy {
-  maxSnapshots: number;
-  maxAgeMs: number;
-  maxBytes: number;
-}
 
 /** Where the workspace stands. */
 export interface SnapshotHead {
@@ -1503,94 +1499,20 @@ export class SnapshotStore {
   // ---- retention -------------------------------------------------------------------------
 
   private async pruneNow(): Promise<{ removed: string[] }> {
-    const head = await this.loadHead();
-    const records = await this.allRecords(); // newest first
-    const now = Date.now();
-    const keep: SnapshotRecord[] = [];
-    const removed: string[] = [];
-    for (const r of records) {
-      const isHead = r.id === head?.id;
-      const tooMany = keep.length >= this.retention.maxSnapshots;
-      const tooOld = now - r.createdAt > this.retention.maxAgeMs;
-      if (!isHead && (tooMany || tooOld)) removed.push(r.id);
-      else keep.push(r);
+    const removed = await pruneStore({
+      head: (await this.loadHead())?.id,
+      records: await this.allRecords(),
+      retention: this.retention,
+      readTree: (h) => this.readTree(h),
+      blobPath: (h, compressed) => this.blobPath(h, compressed),
+      removeRecord: (id) => rm(path.join(this.snaps, `${id}.json`), { force: true }),
+      dirs: { trees: this.trees, blobs: this.blobs, zblobs: this.zblobs },
+    });
+    if (removed.length > 0) {
+      this.knownChunks.clear();
+      this.knownBlobs.clear();
     }
-    // Bytes: drop the oldest until the live objects fit (the unique blobs' stored bytes). Their raw
-    // sizes (from the trees) bound that from above: only past the bound are the blobs stat'ed.
-    const stored = new Map<string, number>();
-    const overBudget = async (l: { blobs: Map<string, number>; bytes: number }) =>
-      l.bytes > this.retention.maxBytes && (await this.storedBytes(l.blobs, stored)) > this.retention.maxBytes;
-    let live = await this.liveSet(keep);
-    while (keep.length > 1 && (await overBudget(live))) {
-      const victim = keep.findLast((r) => r.id !== head?.id);
-      if (!victim) break;
-      keep.splice(keep.indexOf(victim), 1);
-      removed.push(victim.id);
-      live = await this.liveSet(keep);
-    }
-    if (removed.length === 0) return { removed };
-    for (const id of removed) await rm(path.join(this.snaps, `${id}.json`), { force: true });
-    await this.sweep(this.trees, live.trees, false);
-    this.knownChunks.clear();
-    await this.sweep(this.blobs, live.blobs, true);
-    await this.sweep(this.zblobs, live.blobs, true);
-    this.knownBlobs.clear();
     return { removed };
-  }
-
-  /** Trees and blobs `records` use; `blobs` maps each to its raw size (0 for link targets), `bytes` sums those. */
-  private async liveSet(records: SnapshotRecord[]): Promise<{ trees: Set<string>; blobs: Map<string, number>; bytes: number }> {
-    const trees = new Set<string>();
-    const blobs = new Map<string, number>();
-    let bytes = 0;
-    for (const r of records) {
-      for (const c of r.chunks ?? []) trees.add(c);
-      for (const h of Object.values(r.dirs)) {
-        if (trees.has(h)) continue;
-        trees.add(h);
-        const files = await this.readTree(h).catch(() => new Map<string, SnapshotFile>());
-        for (const f of files.values()) {
-          if (blobs.has(f.h)) continue;
-          blobs.set(f.h, f.l ? 0 : f.s);
-          bytes += f.l ? 0 : f.s;
-        }
-      }
-    }
-    return { trees, blobs, bytes };
-  }
-
-  /** What the blobs of `blobs` (link targets aside, as in the raw count) take in the store; `cache` spans one prune. */
-  private async storedBytes(blobs: Map<string, number>, cache: Map<string, number>): Promise<number> {
-    const limit = pLimit(16);
-    const sizes = await Promise.all(
-      [...blobs].map(([h, raw]) => {
-        if (raw === 0) return 0;
-        const known = cache.get(h);
-        if (known !== undefined) return known;
-        return limit(async () => {
-          const st = (await lstat(this.blobPath(h, true)).catch(() => undefined)) ?? (await lstat(this.blobPath(h)).catch(() => undefined));
-          cache.set(h, st?.size ?? 0);
-          return st?.size ?? 0;
-        });
-      }),
-    );
-    return sizes.reduce((a, b) => a + b, 0);
-  }
-
-  private async sweep(base: string, live: { has(name: string): boolean }, fanout: boolean): Promise<void> {
-    let names: string[];
-    try {
-      names = await readdir(base);
-    } catch {
-      return;
-    }
-    for (const n of names) {
-      if (fanout) {
-        const sub = path.join(base, n);
-        const inner = await readdir(sub).catch(() => [] as string[]);
-        for (const m of inner) if (!live.has(n + m) && !m.includes(".tmp-")) await rm(path.join(sub, m), { force: true });
-      } else if (!live.has(n) && !n.includes(".tmp-")) await rm(path.join(base, n), { force: true });
-    }
   }
 }
 
