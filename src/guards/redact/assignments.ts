@@ -17,12 +17,30 @@ const ASSIGNMENT_RE =
 
 /** Substrings every secret key name contains: assignments are only parsed where one occurs. */
 const KEY_HINT_TEST_RE = /pass|pw|secret|token|key|auth|cred|bearer|sess|cookie|sig|salt|otp|dsn|pat/i;
+/**
+ * The first two letters of every hint (lower case, by `c0 * 128 + c1`): a key without one of
+ * these pairs holds no hint, checked on the text before the key is cut out and matched.
+ */
+const HINT_PAIRS = new Uint8Array(128 * 128);
+for (const h of KEY_HINT_TEST_RE.source.split("|")) HINT_PAIRS[h.charCodeAt(0) * 128 + h.charCodeAt(1)] = 1;
+
+/** Does `text[start, end)` (key characters, ASCII) hold a pair of {@link HINT_PAIRS}? */
+function mayHoldHint(text: string, start: number, end: number): boolean {
+  let prev = text.charCodeAt(start) | 32;
+  for (let i = start + 1; i < end; i++) {
+    const c = text.charCodeAt(i) | 32;
+    if (HINT_PAIRS[prev * 128 + c] === 1) return true;
+    prev = c;
+  }
+  return false;
+}
 
 function assignmentSpan(text: string, match: RegExpExecArray): SecretSpan | undefined {
   const [whole, lead, key, spaceBefore, op, spaceAfter, value] = match as unknown as [string, string, string, string, string, string, string];
   const strength = keyStrength(key);
   if (!strength) return undefined;
-  const quote = /^["'`]/.test(value) && value.length >= 2 && value.endsWith(value[0]!) ? value[0]! : "";
+  const q0 = value.charCodeAt(0);
+  const quote = (q0 === 34 || q0 === 39 || q0 === 96) && value.length >= 2 && value.endsWith(value[0]!) ? value[0]! : "";
   const valueStart = match.index + whole.length - value.length;
   let inner = quote ? value.slice(1, -1) : value;
   let start = quote ? valueStart + 1 : valueStart;
@@ -59,6 +77,11 @@ function assignmentSpan(text: string, match: RegExpExecArray): SecretSpan | unde
   inner = inner.trim();
   if (inner === "") return undefined;
   return { start, end: start + inner.length };
+}
+
+/** `\w` by char code (a regex test per key cost more than the rest of the key check). */
+function isWordChar(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95;
 }
 
 function lineStartsAt(text: string, pos: number): boolean {
@@ -104,7 +127,7 @@ function assignmentSpans(text: string, spans: SecretSpan[]): void {
     let start = q;
     while (start > 0 && isKeyChar(text.charCodeAt(start - 1))) start--;
     while (start < keyEnd && !isKeyStartChar(text.charCodeAt(start))) start++; // `--password`, `.token`
-    if (start === keyEnd) continue;
+    if (start === keyEnd || !mayHoldHint(text, start, keyEnd)) continue;
     const key = text.slice(start, keyEnd);
     if (!KEY_HINT_TEST_RE.test(key)) continue;
     const before = start > 0 ? text[start - 1]! : "";
@@ -112,7 +135,7 @@ function assignmentSpans(text: string, spans: SecretSpan[]): void {
     if (before === "$" && !/^[ \t]*[.+]?=[ \t]*["']/.test(text.slice(keyEnd, keyEnd + 16))) continue;
     if (before === "{" && text[start - 2] === "$") continue; // `${VAR:?message}`, `${VAR:-default}`
     const at = before === '"' || before === "'" || before === "`" ? start - 1 : start;
-    if (at > 0 && /[\w]/.test(text[at - 1]!)) continue;
+    if (at > 0 && isWordChar(text.charCodeAt(at - 1))) continue;
     if (!keyStrength(key)) continue;
     ASSIGNMENT_RE.lastIndex = at;
     const m = ASSIGNMENT_RE.exec(text);

@@ -1,9 +1,15 @@
 /** PEM private keys: the body lines between BEGIN and END (or the window's edge). */
+import { anchoredMatches } from "./anchored.js";
+import { registerAnchorLiterals, type TextScan } from "./scan.js";
 import { lineAt } from "./text.js";
 import type { RedactOptions, SecretSpan } from "./types.js";
 
 const PEM_BEGIN_RE = /-----BEGIN ([A-Z0-9 ]*?)PRIVATE KEY( BLOCK)?-----/g;
 const PEM_END_RE = /-----END [A-Z0-9 ]*?PRIVATE KEY(?: BLOCK)?-----/g;
+/** Where the BEGIN and END lines start (tried only there: ./anchored.ts). */
+const BEGIN_ANCHOR = { needles: ["-----BEGIN "], back: 0 };
+const END_ANCHOR = { needles: ["-----END "], back: 0 };
+registerAnchorLiterals([...BEGIN_ANCHOR.needles, ...END_ANCHOR.needles]);
 /** A PEM body line (or an RFC 1421 header line such as `Proc-Type: 4,ENCRYPTED`). */
 const PEM_BODY_LINE_RE = /^[ \t]*(?:[A-Za-z0-9+/=]{16,100}|[A-Za-z-]+: [^\n]*)[ \t]*\r?$/;
 
@@ -44,13 +50,12 @@ function bodyRunBackward(text: string, to: number): number {
  * key-body lines (base64, RFC 1421 headers) are covered, so a BEGIN line quoted in code does not
  * mask the code after it; a key written inline with `\n` escapes is masked up to its END.
  */
-export function detectPem(text: string, opts: RedactOptions): SecretSpan[] {
+export function detectPem(text: string, opts: RedactOptions, scan: TextScan): SecretSpan[] {
   const out: SecretSpan[] = [];
   const label = "private-key";
   let covered = false;
   if (text.includes("PRIVATE KEY")) {
-    PEM_BEGIN_RE.lastIndex = 0;
-    for (const b of text.matchAll(PEM_BEGIN_RE)) {
+    for (const b of anchoredMatches(text, scan, PEM_BEGIN_RE, BEGIN_ANCHOR)) {
       covered = true;
       const after = b.index + b[0].length;
       if (text.startsWith("\\n", after)) {
@@ -67,8 +72,7 @@ export function detectPem(text: string, opts: RedactOptions): SecretSpan[] {
       const bodyEnd = bodyRunForward(text, nl + 1);
       if (bodyEnd > nl + 1) out.push({ start: nl + 1, end: bodyEnd, label });
     }
-    PEM_END_RE.lastIndex = 0;
-    for (const e of text.matchAll(PEM_END_RE)) {
+    for (const e of anchoredMatches(text, scan, PEM_END_RE, END_ANCHOR)) {
       covered = true;
       const [lineStart] = lineAt(text, e.index);
       const bodyStart = bodyRunBackward(text, lineStart);

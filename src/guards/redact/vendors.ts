@@ -3,7 +3,8 @@
  * invisible characters, ANSI escapes or a line break.
  */
 import { escapeRegExp } from "../regexp.js";
-import type { TextScan } from "./scan.js";
+import { anchoredMatches } from "./anchored.js";
+import { registerAnchorLiterals, type TextScan } from "./scan.js";
 import { VENDOR_PATTERNS, type VendorPattern } from "../secretPatterns.js";
 import { isKeyChar, lineEnd } from "./text.js";
 import type { RedactOptions, SecretSpan } from "./types.js";
@@ -143,6 +144,7 @@ function needlePositions(text: string, scan: TextScan): Map<string, number[]> {
  * their needle occurs (or always, without one).
  */
 const STICKY = new Map<VendorPattern, RegExp>();
+const ANCHORED = new Set<VendorPattern>();
 for (const p of VENDOR_PATTERNS) {
   const needle = needleOf(p);
   if (needle.length < 2) continue;
@@ -152,7 +154,10 @@ for (const p of VENDOR_PATTERNS) {
   // Needle positions are kept only inside token runs: a needle with another character (`:AA`) scans.
   const inRuns = [...needle].every((c) => c.charCodeAt(0) < 128 && RUN_CHAR[c.charCodeAt(0)] === 1);
   if (src.startsWith(lit) && inRuns) STICKY.set(p, new RegExp(p.re.source, p.re.flags.replace("g", "") + "y"));
+  // The others that start with their needle (`:AA`, `Q~`, `-us`) are tried at each of its occurrences.
+  else if (src.startsWith(lit)) ANCHORED.add(p);
 }
+registerAnchorLiterals([...ANCHORED].map(needleOf));
 
 /** The vendor-pattern spans of `text`, in pattern order (as a scan per pattern would push them). */
 function vendorSpans(text: string, scan: TextScan, spans: SecretSpan[]): void {
@@ -161,7 +166,8 @@ function vendorSpans(text: string, scan: TextScan, spans: SecretSpan[]): void {
     const needle = needleOf(p);
     const sticky = STICKY.get(p);
     // A pattern that scans the whole text runs when its needle occurs anywhere.
-    if (needle.length >= 2 && !(sticky ? positions.has(needle) : text.includes(needle))) continue;
+    // (an anchored one finds nothing without it: no need to look)
+    if (needle.length >= 2 && !(sticky ? positions.has(needle) : ANCHORED.has(p) || text.includes(needle))) continue;
     if (sticky) {
       let doneUntil = 0;
       for (const pos of positions.get(needle)!) {
@@ -175,7 +181,12 @@ function vendorSpans(text: string, scan: TextScan, spans: SecretSpan[]): void {
       continue;
     }
     p.re.lastIndex = 0;
-    for (const m of text.matchAll(p.re)) spans.push({ start: backFrom(p, text, m.index), end: m.index + m[0].length, label: vendorLabel(p, m[0]) });
+    const matches = p.lead
+      ? anchoredMatches(text, scan, p.re, { lead: p.lead, at: "last" })
+      : ANCHORED.has(p)
+        ? anchoredMatches(text, scan, p.re, { needles: [needle], back: 0 })
+        : text.matchAll(p.re);
+    for (const m of matches) spans.push({ start: backFrom(p, text, m.index), end: m.index + m[0].length, label: vendorLabel(p, m[0]) });
   }
 }
 
