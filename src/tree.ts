@@ -3,12 +3,11 @@ import type { Dirent } from "node:fs";
 import { readlink, realpath } from "node:fs/promises";
 import { isAtomicTempName, removeStaleTempFiles } from "./fileops/tempFiles.js";
 import path from "node:path";
-import ignore, { type Ignore } from "ignore";
 import pLimit from "p-limit";
 import { DEFAULT_IGNORED_NAMES } from "./changes/ignore-names.js";
 import { assertFileOperations } from "./fileops/assert.js";
 import { DirHandle } from "./fileops/dirHandle.js";
-import { boundedIgnoreRules } from "./guards/ignoreRules.js";
+import { Gitignore, IgnoreWalk, workspaceIgnoreRules } from "./search/gitignoreMatch.js";
 import { LIMITS } from "./guards/limits.js";
 import { isLocalFileOperations } from "./fileops/locality.js";
 import type { FileOperations } from "./fileops/types.js";
@@ -81,17 +80,15 @@ interface Entry {
   linkTarget?: string;
 }
 
-interface Rules {
-  base: string;
-  ig: Ignore;
-}
-
 interface DirNode {
   /** Path relative to the root, `/`-separated; `""` for the root. */
   rel: string;
   abs: string;
   depth: number;
-  rules: Rules[];
+  /** The `.gitignore` files in effect here, positioned at this directory. */
+  ignore: IgnoreWalk;
+  /** The `ignore` option's patterns, positioned here (they apply whatever the files say). */
+  extra: IgnoreWalk;
   entries: Entry[];
   shown: number;
   error?: string;
@@ -104,7 +101,7 @@ interface Resolved {
   maxChars: number;
   useGitignore: boolean;
   defaultNames: Set<string>;
-  extra: Ignore | undefined;
+  extra: Gitignore | undefined;
   concurrency: number;
   source: TreeSource;
 }
@@ -219,7 +216,7 @@ export async function renderDirectoryTree(dir: string, options: TreeOptions = {}
   if (typeof dir !== "string" || dir === "") throw new TypeError("dir must be a non-empty path string");
   const opts = resolveOptions(dir, options);
   const limit = pLimit(opts.concurrency);
-  const root: DirNode = newNode("", path.resolve(dir), 0, []);
+  const root: DirNode = newNode("", path.resolve(dir), 0, IgnoreWalk.EMPTY, opts.extra ? IgnoreWalk.EMPTY.with(opts.extra) : IgnoreWalk.EMPTY);
   let budget = opts.maxEntries;
   let level: DirNode[] = [root];
   const links: { entry: Entry; abs: string }[] = [];
@@ -237,7 +234,7 @@ export async function renderDirectoryTree(dir: string, options: TreeOptions = {}
         if (entry.kind === "link") links.push({ entry, abs: path.join(node.abs, entry.name) });
         if (entry.kind !== "dir") continue;
         const rel = node.rel === "" ? entry.name : `${node.rel}/${entry.name}`;
-        entry.node = newNode(rel, path.join(node.abs, entry.name), node.depth + 1, node.rules);
+        entry.node = newNode(rel, path.join(node.abs, entry.name), node.depth + 1, node.ignore.enter(entry.name), node.extra.enter(entry.name));
         next.push(entry.node);
       }
     });
@@ -355,7 +352,8 @@ function resolveOptions(dir: string, options: TreeOptions): Resolved {
     maxChars,
     useGitignore,
     defaultNames: new Set(defaultIgnores),
-    extra: extra.length > 0 ? ignore().add(extra) : undefined,
+    // Case-insensitive, as the `ignore` package read these options before.
+    extra: extra.length > 0 ? new Gitignore(extra, { ignoreCase: true }) : undefined,
     concurrency,
     source: isLocalFileOperations(fileOps) ? localSource(path.resolve(dir)) : sourceOver(fileOps!),
   };
@@ -365,8 +363,8 @@ function isCount(n: unknown): n is number {
   return n === Infinity || (Number.isInteger(n) && (n as number) >= 0);
 }
 
-function newNode(rel: string, abs: string, depth: number, rules: Rules[]): DirNode {
-  return { rel, abs, depth, rules, entries: [], shown: 0 };
+function newNode(rel: string, abs: string, depth: number, ignore: IgnoreWalk, extra: IgnoreWalk): DirNode {
+  return { rel, abs, depth, ignore, extra, entries: [], shown: 0 };
 }
 
 /** Reads, filters and sorts one directory's entries; errors are recorded on the node. */
@@ -380,7 +378,7 @@ async function listDir(node: DirNode, opts: Resolved): Promise<void> {
   }
   const { dirents, ignoreText } = listing;
   // Workspace rules pass the one complexity gate before they are compiled (guards/ignoreRules.ts).
-  if (ignoreText !== undefined) node.rules = [...node.rules, { base: node.rel, ig: ignore().add(boundedIgnoreRules(ignoreText)) }];
+  if (ignoreText !== undefined) node.ignore = node.ignore.with(workspaceIgnoreRules(ignoreText));
   const entries: Entry[] = [];
   const temps: string[] = [];
   for (const d of dirents) {
@@ -391,26 +389,12 @@ async function listDir(node: DirNode, opts: Resolved): Promise<void> {
       continue;
     }
     const kind: Kind = d.isDirectory() ? "dir" : d.isSymbolicLink() ? "link" : "file";
-    if (opts.extra || node.rules.length > 0) {
-      const rel = node.rel === "" ? d.name : `${node.rel}/${d.name}`;
-      const testPath = kind === "dir" ? `${rel}/` : rel;
-      if (opts.extra?.ignores(testPath) || isGitignored(node.rules, testPath)) continue;
-    }
+    // Only the entry itself is tested: the walk never enters an ignored directory.
+    if (node.extra.ignores(d.name, kind === "dir") || node.ignore.ignores(d.name, kind === "dir")) continue;
     entries.push({ name: d.name, kind });
   }
   node.entries = entries;
   if (temps.length > 0) await opts.source.sweep(node.abs, temps);
-}
-
-/** Deeper `.gitignore` files override shallower ones, as in git. */
-function isGitignored(rules: Rules[], relPath: string): boolean {
-  for (let i = rules.length - 1; i >= 0; i--) {
-    const { base, ig } = rules[i]!;
-    const r = ig.test(base === "" ? relPath : relPath.slice(base.length + 1));
-    if (r.ignored) return true;
-    if (r.unignored) return false;
-  }
-  return false;
 }
 
 function compareEntries(a: Entry, b: Entry): number {

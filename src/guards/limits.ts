@@ -15,8 +15,8 @@ export const LIMITS = {
   globMaxExpandedChars: 4_000,
   /**
    * Workspace .gitignore rules with more `**` than this are skipped wherever the host compiles
-   * them (tree, JS search; see `boundedIgnoreRules` in guards/ignoreRules.ts): the `ignore`
-   * package compiles them to regexes that backtrack polynomially in the path depth.
+   * them (tree, JS search; see `boundedIgnoreRules` in guards/ignoreRules.ts). Defence in depth:
+   * the matcher (search/gitignoreMatch.ts) is linear in the path length per rule anyway.
    */
   gitignoreMaxGlobstars: 2,
   /**

@@ -1,6 +1,6 @@
 /**
  * The JS engine, used when ripgrep is not installed: an async walk that honours .gitignore (the
- * `ignore` package), skips `.git`, symlinks and binary files (NUL byte), and tests each line
+ * linear-time matcher of gitignoreMatch.ts), skips `.git`, symlinks and binary files (NUL byte), and tests each line
  * with a JavaScript RegExp.
  *
  * Regex dialect: patterns are JavaScript regular expressions, ripgrep's are Rust regex. Plain
@@ -21,7 +21,8 @@ import { readWorkspaceFile, type VerifiedRoot } from "../fileops/dirHandle.js";
 import { openChecked } from "../fileops/local.js";
 import { LIMITS, regexTimeoutMessage } from "../guards/limits.js";
 import { GlobLimitError } from "./globMatch.js";
-import { globMatcher, ignoreLayer, isIgnored, relativePath, type IgnoreLayer } from "./globs.js";
+import { IgnoreWalk, workspaceIgnoreRules } from "./gitignoreMatch.js";
+import { globMatcher, relativePath } from "./globs.js";
 import { isAtomicTempName } from "../fileops/tempFiles.js";
 import { RegexRunner, RegexTimeoutError } from "./regexWorker.js";
 import { emptyOutcome, type SearchOutcome, type SearchRequest } from "./types.js";
@@ -141,22 +142,26 @@ class Walk {
     if (req.target === "files") this.nameGlob = globMatcher(req.pattern);
   }
 
-  /** The .gitignore files between the workspace and the search root (the root's own is read by walk). */
-  async initialLayers(): Promise<IgnoreLayer[]> {
+  /**
+   * The .gitignore files between the workspace and the search root, positioned at the root (its
+   * own is read by walk). As in ripgrep, a root inside an ignored directory is still searched.
+   */
+  async initialLayers(): Promise<IgnoreWalk> {
     const rel = this.rel(this.req.searchPath);
-    if (rel.startsWith("../") || path.isAbsolute(rel)) return [];
-    const layers: IgnoreLayer[] = [];
+    if (rel.startsWith("../") || path.isAbsolute(rel)) return IgnoreWalk.EMPTY;
+    let walk = IgnoreWalk.EMPTY;
     const parts = rel === "" ? [] : rel.split("/");
     for (let i = 0; i < parts.length; i++) {
       const base = parts.slice(0, i).join("/");
       // A symlinked .gitignore is never read (its target may be outside), as in walk().
       const text = await this.files.readIgnoreFile(path.join(this.req.cwd, base, ".gitignore"), this.root);
-      if (text !== undefined) layers.push(ignoreLayer(base, text));
+      if (text !== undefined) walk = walk.with(workspaceIgnoreRules(text));
+      walk = walk.enter(parts[i]!);
     }
-    return layers;
+    return walk;
   }
 
-  async walk(dir: string, parentLayers: IgnoreLayer[], matcher: RegexRunner | undefined): Promise<void> {
+  async walk(dir: string, parentLayers: IgnoreWalk, matcher: RegexRunner | undefined): Promise<void> {
     if (this.stopped()) return;
     let entries: Awaited<ReturnType<WalkFiles["readdir"]>>;
     try {
@@ -167,16 +172,16 @@ class Walk {
     let layers = parentLayers;
     if (entries.some((e) => e.name === ".gitignore" && e.isFile())) {
       const text = (await this.io(() => this.files.readIgnoreFile(path.join(dir, ".gitignore"), this.root)).catch(() => undefined)) ?? "";
-      layers = [...parentLayers, ignoreLayer(this.rel(dir), text)];
+      layers = parentLayers.with(workspaceIgnoreRules(text));
     }
     const work: Promise<void>[] = [];
     for (const e of entries) {
       if (e.name === ".git" || e.isSymbolicLink() || isAtomicTempName(e.name)) continue;
       const full = path.join(dir, e.name);
-      const rel = this.rel(full);
+      // Only the entry itself is tested: the walk never enters an ignored directory.
       if (e.isDirectory()) {
-        if (!isIgnored(layers, rel, true)) work.push(this.walk(full, layers, matcher));
-      } else if (e.isFile() && !isIgnored(layers, rel, false)) {
+        if (!layers.ignores(e.name, true)) work.push(this.walk(full, layers.enter(e.name), matcher));
+      } else if (e.isFile() && !layers.ignores(e.name, false)) {
         work.push(this.visitFile(full, false, matcher));
       }
     }

@@ -32,6 +32,9 @@ export interface GlobCompileOptions {
 const FAST_PATH_MAX_UNBOUNDED = 2;
 const FAST_PATH_MAX_PATH = 1_024;
 
+/** One step of a glob program (exported for the gitignore matcher, which has its own parser). */
+export type GlobToken = Token;
+
 type Token =
   | { kind: "lit"; ch: string }
   | { kind: "any1" }
@@ -212,59 +215,101 @@ function classMatches(t: Extract<Token, { kind: "class" }>, ch: string): boolean
 /**
  * Runs the tokens as an NFA. State `i` (0…m) means "tokens before i matched"; state m+1+i means
  * "inside the `dirs` token i, after a character that was not `/`" (it may only exit after a `/`).
+ * `atSlash(p)` is called for each `/` at index p where the tokens match `path.slice(0, p)`, so one
+ * run answers for every parent directory too (it must not run the NFA itself: the state sets are shared).
  */
-function runNfa(tokens: readonly Token[], path: string): boolean {
+export function runNfa(tokens: readonly Token[], path: string, atSlash?: (index: number) => void): boolean {
+  return nfaAccepts(tokens, advanceNfa(tokens, startNfa(tokens), path, atSlash));
+}
+
+/** The NFA's states before any character (a list without duplicates). */
+export function startNfa(tokens: readonly Token[]): number[] {
+  const set = new Uint8Array(2 * tokens.length + 2);
+  const list: number[] = [];
+  addState(tokens, set, list, 0);
+  return list;
+}
+
+/** Whether `states` (from {@link startNfa} / {@link advanceNfa}) include the accepting one. */
+export function nfaAccepts(tokens: readonly Token[], states: readonly number[]): boolean {
+  return states.includes(tokens.length);
+}
+
+/**
+ * The states after reading `text` from `states` (empty once no state is left: nothing that
+ * starts with what was read can match). Lets a walker carry a directory's states to its entries.
+ */
+export function advanceNfa(tokens: readonly Token[], states: readonly number[], text: string, atSlash?: (index: number) => void): number[] {
   const m = tokens.length;
-  let current = new Uint8Array(2 * m + 2);
-  let next = new Uint8Array(2 * m + 2);
-  let active: number[] = [];
+  // Two scratch sets, reused across calls (each is left all-zero before the call returns).
+  const [a, b] = scratchSets(2 * m + 2);
+  let current = a;
+  let next = b;
+  let active = [...states];
   let upcoming: number[] = [];
-  const add = (set: Uint8Array, list: number[], state: number) => {
-    while (!set[state]) {
-      set[state] = 1;
-      list.push(state);
-      // Tokens that may match nothing lead on to the next state without a character.
-      const t = state < m ? tokens[state]! : undefined;
-      if (!t || (t.kind !== "star" && t.kind !== "globstar" && t.kind !== "dirs")) return;
-      state++;
-    }
-  };
-  add(current, active, 0);
-  for (let p = 0; p < path.length; p++) {
-    const ch = path[p]!;
+  for (const s of active) current[s] = 1;
+  for (let p = 0; p < text.length; p++) {
+    const ch = text[p]!;
+    if (atSlash && ch === "/" && current[m]) atSlash(p);
     for (const state of active) {
       if (state === m) continue;
       if (state > m) {
-        add(next, upcoming, ch === "/" ? state - m - 1 : state);
+        addState(tokens, next, upcoming, ch === "/" ? state - m - 1 : state);
         continue;
       }
       const t = tokens[state]!;
       switch (t.kind) {
         case "lit":
-          if (ch === t.ch) add(next, upcoming, state + 1);
+          if (ch === t.ch) addState(tokens, next, upcoming, state + 1);
           break;
         case "any1":
-          if (ch !== "/") add(next, upcoming, state + 1);
+          if (ch !== "/") addState(tokens, next, upcoming, state + 1);
           break;
         case "class":
-          if (classMatches(t, ch)) add(next, upcoming, state + 1);
+          if (classMatches(t, ch)) addState(tokens, next, upcoming, state + 1);
           break;
         case "star":
-          if (ch !== "/") add(next, upcoming, state);
+          if (ch !== "/") addState(tokens, next, upcoming, state);
           break;
         case "globstar":
-          add(next, upcoming, state);
+          addState(tokens, next, upcoming, state);
           break;
         case "dirs":
-          add(next, upcoming, ch === "/" ? state : m + 1 + state);
+          addState(tokens, next, upcoming, ch === "/" ? state : m + 1 + state);
           break;
       }
     }
-    if (upcoming.length === 0) return false;
     for (const s of active) current[s] = 0;
+    if (upcoming.length === 0) return upcoming;
     [current, next] = [next, current];
     [active, upcoming] = [upcoming, active];
     upcoming.length = 0;
   }
-  return current[m] === 1;
+  for (const s of active) current[s] = 0;
+  return active;
+}
+
+const scratch = new Map<number, [Uint8Array, Uint8Array]>();
+
+/** A pair of zeroed state sets of `size` (kept for reuse; patterns are at most a few thousand tokens). */
+function scratchSets(size: number): [Uint8Array, Uint8Array] {
+  let pair = scratch.get(size);
+  if (!pair) {
+    if (scratch.size >= 64) scratch.clear();
+    pair = [new Uint8Array(size), new Uint8Array(size)];
+    scratch.set(size, pair);
+  }
+  return pair;
+}
+
+/** Adds `state` to the set, with the states after tokens that may match nothing (no character needed). */
+function addState(tokens: readonly Token[], set: Uint8Array, list: number[], state: number): void {
+  const m = tokens.length;
+  while (!set[state]) {
+    set[state] = 1;
+    list.push(state);
+    const t = state < m ? tokens[state]! : undefined;
+    if (!t || (t.kind !== "star" && t.kind !== "globstar" && t.kind !== "dirs")) return;
+    state++;
+  }
 }

@@ -1,6 +1,4 @@
 import path from "node:path";
-import ignore from "ignore";
-import { boundedIgnoreRules } from "../guards/ignoreRules.js";
 import { assertGlobWithinLimits, compileGlob } from "./globMatch.js";
 
 /** `/`-separated path of `file` relative to `cwd` (`../…` or absolute when outside it). */
@@ -33,35 +31,4 @@ export function globMatcher(glob: string): (relPath: string) => boolean {
     const hit = relPath !== "" && ((self?.test(relPath) ?? false) || inside.test(relPath));
     return negated ? !hit : hit;
   };
-}
-
-/** One directory's .gitignore rules; `base` is that directory relative to the workspace ("" at the top). */
-export interface IgnoreLayer {
-  base: string;
-  rules: ReturnType<typeof ignore>;
-}
-
-/**
- * Parses .gitignore text into a layer. The file is workspace content (possibly planted): only
- * the rules `boundedIgnoreRules` lets through are compiled (ripgrep itself applies every rule).
- */
-export function ignoreLayer(base: string, text: string): IgnoreLayer {
-  return { base, rules: ignore({ allowRelativePaths: true }).add(boundedIgnoreRules(text)) };
-}
-
-/**
- * Whether `relPath` is ignored under `layers` (outermost first): the deepest layer with an
- * opinion wins, as in git, so a nested `!pattern` can re-include what a parent ignored.
- */
-export function isIgnored(layers: readonly IgnoreLayer[], relPath: string, isDir: boolean): boolean {
-  for (let i = layers.length - 1; i >= 0; i--) {
-    const layer = layers[i]!;
-    let rel = layer.base === "" ? relPath : relPath.startsWith(`${layer.base}/`) ? relPath.slice(layer.base.length + 1) : undefined;
-    if (rel === undefined || rel === "") continue;
-    if (isDir) rel += "/";
-    const verdict = layer.rules.test(rel);
-    if (verdict.ignored) return true;
-    if (verdict.unignored) return false;
-  }
-  return false;
 }
