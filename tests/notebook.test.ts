@@ -60,6 +60,9 @@ test("quickstart.ipynb runs headless on the Deno kernel without errors", async (
     PYDEVD_DISABLE_FILE_VALIDATION: "1",
     JUPYTER_PATH: jupyterDir,
     JUPYTER_DATA_DIR: jupyterDir,
+    // Every report() also lands here: on a loaded machine nbclient can still drop a display
+    // message that arrives late, which says nothing about the notebook itself.
+    WORKBENCH_NOTEBOOK_LOG: path.join(tmp, "report.log"),
   };
   for (const key of ["OPENAI_API_KEY", "FIRECRAWL_API_KEY", "PARALLEL_API_KEY", "TAVILY_API_KEY", "EXA_API_KEY", "FIRECRAWL_API_URL"]) delete env[key];
   const out = path.join(tmp, "executed.ipynb");
@@ -80,7 +83,9 @@ test("quickstart.ipynb runs headless on the Deno kernel without errors", async (
   const outputs = executed.cells.flatMap((c) => c.outputs ?? []);
   const errors = outputs.filter((o) => o.output_type === "error");
   assert.deepEqual(errors.map((e) => `${e.ename}: ${e.evalue}`), []);
-  const text = outputs.map((o) => `${joined(o.text)}${joined(o.data?.["text/plain"])}\n`).join("");
+  const shown = outputs.map((o) => `${joined(o.text)}${joined(o.data?.["text/plain"])}\n`).join("");
+  const text = `${shown}\n${await readFile(path.join(tmp, "report.log"), "utf8")}`;
+  assert.ok(shown.length > 0, "the executed notebook carries outputs");
   assert.match(text, /rewritten: Saved notes\/todo\.md \(see \.\)/);
   assert.match(text, /refused: Path "\.\.\/other-thread\/secret\.txt" is not allowed/);
   assert.match(text, /TREE INJECTED: yes/);

@@ -46,7 +46,8 @@ describe("non-Error throws", () => {
       const [msg] = toolMessages(out.messages);
       assert.equal(msg!.status, "error");
       assert.equal(msg!.tool_call_id, "x1");
-      assert.match(text(msg), /tool "bad" failed/);
+      // One error shape (tools/toolResult.ts): {"error": "<tool> failed: <detail>. <hint>"}.
+      assert.match((JSON.parse(text(msg)) as { error: string }).error, /^bad failed: /);
       if (typeof value === "string") assert.match(text(msg), /quota exceeded/);
       if (label === "a plain object") assert.match(text(msg), /object failure/);
       assert.equal(text(out.messages.at(-1)), "recovered");
@@ -74,7 +75,7 @@ describe("pathArgs", () => {
     const out = await run(agent, "patharrays");
     const [mixed, strings] = toolMessages(out.messages);
     assert.equal(mixed!.status, "error");
-    assert.match(text(mixed), /"paths" must be a list of path strings; entry 1 is number/);
+    assert.match((JSON.parse(text(mixed)) as { error: string }).error, /"paths" must be a list of path strings; entry 1 is number/);
     assert.equal(seen.length, 1, "the tool ran only for the all-string call");
     const mapped = seen[0] as string[];
     assert.ok(mapped.every((p) => p.startsWith(root)), "every entry mapped into the workspace");
