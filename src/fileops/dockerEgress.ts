@@ -9,12 +9,9 @@
  * container: it lives as long as the sandbox holds the thread.
  */
 import { randomBytes } from "node:crypto";
-import { chmod, mkdtemp, rm } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
-import { writeEgressTrust } from "./egressCa.js";
-import { EgressProxy, type EgressNetwork, type SecretsOption } from "./egressProxy.js";
-import { SANDBOX_PROXY_PORT } from "./sandboxEgress.js";
+import { chmod } from "node:fs/promises";
+import type { EgressNetwork, SecretsOption } from "./egressProxy.js";
+import { SANDBOX_PROXY_PORT, startEgressSession } from "./egressSession.js";
 
 /** Where the proxy's socket directory appears inside the container. */
 export const DOCKER_PROXY_DIR = "/run/workbench-egress";
@@ -53,35 +50,25 @@ export interface DockerEgress {
  * random name, so only the container (which is told the name) can find it.
  */
 export async function startDockerEgress(network: EgressNetwork, secrets: SecretsOption | undefined, sameUid: boolean): Promise<DockerEgress> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), "wb-docker-egress-"));
   const name = `${randomBytes(12).toString("hex")}.sock`;
-  let proxy: EgressProxy | undefined;
-  let trust: Record<string, string> = {};
+  // Certificates are public: readable by the container's user whoever it is.
+  const session = await startEgressSession({ network, secrets, prefix: "wb-docker-egress-", socketName: name, mountDir: DOCKER_PROXY_DIR, trustMode: 0o644 });
+  const { dir, env } = session;
   try {
-    proxy = await EgressProxy.start({ network, ...(secrets ? { secrets } : {}), listen: { path: path.join(dir, name) } });
-    // Certificates are public: readable by the container's user whoever it is.
-    if (proxy.caCertificate) trust = await writeEgressTrust(dir, DOCKER_PROXY_DIR, proxy.caCertificate, 0o644);
     if (!sameUid) {
       await chmod(dir, 0o711);
-      await chmod(path.join(dir, name), 0o666);
+      await chmod(session.socket, 0o666);
     }
   } catch (err) {
-    await proxy?.close().catch(() => undefined);
-    await rm(dir, { recursive: true, force: true });
+    await session.close();
     throw err;
   }
-  const url = `http://127.0.0.1:${SANDBOX_PROXY_PORT}`;
-  const env: Record<string, string> = { ...proxy.secretEnv, ...trust };
-  for (const v of ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"]) env[v] = env[v.toLowerCase()] = url;
   const field = (s: string) => `"${s.replace(/"/g, '""')}"`;
   const runArgs = ["--mount", [field("type=bind"), field(`source=${dir}`), field(`target=${DOCKER_PROXY_DIR}`), "readonly"].join(",")];
   for (const [k, v] of Object.entries(env)) runArgs.push("--env", `${k}=${v}`);
   return {
     runArgs,
     command: ["sh", "-c", RELAY_MAIN, "relay", `${DOCKER_PROXY_DIR}/${name}`, String(SANDBOX_PROXY_PORT)],
-    async close() {
-      await proxy!.close().catch(() => undefined);
-      await rm(dir, { recursive: true, force: true }).catch(() => undefined);
-    },
+    close: () => session.close(),
   };
 }

@@ -8,17 +8,17 @@
  * of curl, git, OpenSSL, Python and Node, so HTTPS to a secret's host verifies against the proxy.
  */
 import { constants } from "node:fs";
-import { access, mkdtemp, rm } from "node:fs/promises";
-import os from "node:os";
+import { access } from "node:fs/promises";
 import path from "node:path";
-import { CA_BUNDLE_FILE, CA_FILE, writeEgressTrust } from "./egressCa.js";
-import { EgressProxy, type EgressNetwork, type SecretsOption } from "./egressProxy.js";
+import { CA_BUNDLE_FILE, CA_FILE } from "./egressCa.js";
+import type { EgressNetwork, SecretsOption } from "./egressProxy.js";
+import { SANDBOX_PROXY_PORT, startEgressSession } from "./egressSession.js";
 
 /** Where the proxy socket appears inside the sandbox. */
 export const SANDBOX_EGRESS_DIR = "/run/workbench-egress";
 export const SANDBOX_PROXY_SOCKET = `${SANDBOX_EGRESS_DIR}/proxy.sock`;
 /** The relay's port on the sandbox's own loopback. */
-export const SANDBOX_PROXY_PORT = 3128;
+export { SANDBOX_PROXY_PORT };
 /** Polls of /proc/net/tcp (5 ms apart) before the command runs without the relay listening. */
 const RELAY_WAIT_POLLS = 2_000;
 
@@ -75,24 +75,8 @@ export function relayPrelude(relay: { kind: "socat" | "node"; path: string }): s
 /** Starts the proxy of one sandboxed command. */
 export async function startSandboxEgress(network: EgressNetwork, secrets: SecretsOption | undefined): Promise<SandboxEgress> {
   const relay = await chooseRelay();
-  const dir = await mkdtemp(path.join(os.tmpdir(), "wb-egress-"));
-  const socket = path.join(dir, "proxy.sock");
-  let proxy: EgressProxy | undefined;
-  let trust: Record<string, string> = {};
-  try {
-    proxy = await EgressProxy.start({ network, ...(secrets ? { secrets } : {}), listen: { path: socket } });
-    if (proxy.caCertificate) trust = await writeEgressTrust(dir, SANDBOX_EGRESS_DIR, proxy.caCertificate);
-  } catch (err) {
-    await proxy?.close().catch(() => undefined);
-    await rm(dir, { recursive: true, force: true });
-    throw err;
-  }
-  const url = `http://127.0.0.1:${SANDBOX_PROXY_PORT}`;
-  const env: Record<string, string> = { ...proxy.secretEnv, ...trust };
-  for (const name of ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"]) {
-    env[name] = url;
-    env[name.toLowerCase()] = url;
-  }
+  const session = await startEgressSession({ network, secrets, prefix: "wb-egress-", socketName: "proxy.sock", mountDir: SANDBOX_EGRESS_DIR });
+  const { proxy, dir, socket, env } = session;
   const args = ["--bind", socket, SANDBOX_PROXY_SOCKET];
   if (proxy.caCertificate) {
     for (const file of [CA_FILE, CA_BUNDLE_FILE]) args.push("--ro-bind", path.join(dir, file), `${SANDBOX_EGRESS_DIR}/${file}`);
@@ -103,9 +87,6 @@ export async function startSandboxEgress(network: EgressNetwork, secrets: Secret
     args,
     env,
     prelude: relayPrelude(relay),
-    async close() {
-      await proxy!.close().catch(() => undefined);
-      await rm(dir, { recursive: true, force: true }).catch(() => undefined);
-    },
+    close: () => session.close(),
   };
 }
