@@ -5,7 +5,7 @@ export default defineConfig({
     index: "src/index.ts",
     middleware: "middleware/index.ts",
     tools: "tools/index.ts",
-    environment: "src/fileops/index.ts",
+    environment: "src/environment/index.ts",
     web: "src/web/index.ts",
     deepagents: "src/deepagents/index.ts",
   },

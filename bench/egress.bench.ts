@@ -13,9 +13,9 @@ import type net from "node:net";
 import tls from "node:tls";
 import os from "node:os";
 import path from "node:path";
-import { EgressProxy, secretSentinel } from "../src/fileops/egressProxy.js";
+import { EgressProxy, secretSentinel } from "../src/environment/egressProxy.js";
 import { makeTestCa, recordingHttpsServer } from "../tests/helpers/tlsServer.js";
-import { detectSandbox, SandboxEnvironment } from "../src/fileops/sandbox.js";
+import { detectSandbox, SandboxEnvironment } from "../src/environment/sandboxEnvironment.js";
 import { fmt, median } from "./fixtures.js";
 
 interface Variant {

@@ -9,8 +9,8 @@
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { LocalShellEnvironment, runProcess } from "../src/fileops/localShell.js";
-import { createFileTools } from "../tools/files.js";
+import { LocalShellEnvironment, runProcess } from "../src/environment/localEnvironment.js";
+import { createFileTools } from "../tools/fileTools.js";
 import { createRunCommandTool } from "../tools/runCommand.js";
 import { fmt, median, timeRuns } from "./fixtures.js";
 

@@ -7,11 +7,11 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { LocalFileOperations } from "../src/fileops/local.js";
-import { LocalShellEnvironment } from "../src/fileops/localShell.js";
-import { ShellFileOperations } from "../src/fileops/shell.js";
-import { SshEnvironment } from "../src/fileops/ssh.js";
-import type { FileOperations } from "../src/fileops/types.js";
+import { LocalFileOperations } from "../src/environment/localFileOperations.js";
+import { LocalShellEnvironment } from "../src/environment/localEnvironment.js";
+import { ShellFileOperations } from "../src/environment/shellFileOperations.js";
+import { SshEnvironment } from "../src/environment/sshEnvironment.js";
+import type { FileOperations } from "../src/environment/fileOperations.js";
 import { sshdUnavailable, startSshd } from "../tests/helpers/sshd.js";
 import { fmt, median } from "./fixtures.js";
 

@@ -9,8 +9,8 @@
 import { cp, mkdtemp, rm, utimes, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import type { Environment, ExecOptions, ExecResult } from "../src/fileops/environment.js";
-import { SshEnvironment } from "../src/fileops/ssh.js";
+import type { Environment, ExecOptions, ExecResult } from "../src/environment/environment.js";
+import { SshEnvironment } from "../src/environment/sshEnvironment.js";
 import { SnapshotStores } from "../src/snapshots/index.js";
 import { SnapshotStore } from "../src/snapshots/store.js";
 import { sshdUnavailable, startSshd } from "../tests/helpers/sshd.js";

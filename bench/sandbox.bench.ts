@@ -6,8 +6,8 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { runProcess } from "../src/fileops/localShell.js";
-import { detectSandbox, SandboxEnvironment } from "../src/fileops/sandbox.js";
+import { runProcess } from "../src/environment/localEnvironment.js";
+import { detectSandbox, SandboxEnvironment } from "../src/environment/sandboxEnvironment.js";
 import { fmt, median } from "./fixtures.js";
 
 function percentile(values: number[], p: number): number {

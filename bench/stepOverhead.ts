@@ -25,7 +25,7 @@ import { runInNewContext } from "node:vm";
 import { z } from "zod";
 import { createFileManagerMiddleware, FILE_MANAGER_CHANNEL } from "../middleware/fileManager.js";
 import { renderDirectoryTree, TREE_BRANCH, TREE_LAST, TREE_PIPE } from "../src/tree.js";
-import { createBasicTools } from "../tools/basic.js";
+import { createBasicTools } from "../tools/basicTools.js";
 import { median } from "./fixtures.js";
 
 // A full collection before each session: every session starts from the same heap, which takes

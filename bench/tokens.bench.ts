@@ -23,7 +23,7 @@ import { z } from "zod";
 import { createFileManagerMiddleware } from "../middleware/fileManager.js";
 import { renderDirectoryTree } from "../src/tree.js";
 import { workspaceFromConfig } from "../src/context/thread.js";
-import { createFileTools } from "../tools/files.js";
+import { createFileTools } from "../tools/fileTools.js";
 import { fmt, seedStyleNewestMtime } from "./fixtures.js";
 
 type Call = { name: string; args: Record<string, unknown> };

@@ -7,7 +7,7 @@
 import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { LocalFileOperations } from "../src/fileops/local.js";
+import { LocalFileOperations } from "../src/environment/localFileOperations.js";
 import { accessOpenGuard } from "../src/guards/access.js";
 import { fmt, median, timeRuns } from "./fixtures.js";
 

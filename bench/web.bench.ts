@@ -9,7 +9,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { StructuredTool } from "@langchain/core/tools";
 import { HtmlConversionPool } from "../src/web/htmlWorkerPool.js";
-import { createWebTools, type WebToolsOptions } from "../tools/web.js";
+import { createWebTools, type WebToolsOptions } from "../tools/webTools.js";
 import { FakeVendors, fakePublicLookup, fakeVendorEnv, type Vendor } from "../tests/helpers/fakeVendors.js";
 import { fmt, median, timeRuns } from "./fixtures.js";
 

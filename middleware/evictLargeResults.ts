@@ -15,8 +15,8 @@ import { z } from "zod";
 import { isWorkbenchTool } from "../tools/toolResult.js";
 import { evictedResultNotice, LIMITS } from "../src/guards/limits.js";
 import { redactSecrets } from "../src/guards/redact.js";
-import { isTransferRefusal, putFile } from "../src/files/transfer.js";
-import type { FileOperations } from "../src/fileops/types.js";
+import { isTransferRefusal, putFile } from "../src/artifacts/transfer.js";
+import type { FileOperations } from "../src/environment/fileOperations.js";
 import type { ToolCallStep } from "./toolCallSteps.js";
 import { copyCommand, type ToolCallResult } from "./toolResults.js";
 

@@ -4,10 +4,10 @@
  */
 import { z } from "zod";
 import { TRACKER_KINDS } from "../src/changes/index.js";
-import { assertFileOperations, LISTING_METHODS } from "../src/fileops/assert.js";
-import type { EnvironmentOption } from "../src/fileops/environment.js";
-import { ENVIRONMENT_OPTION_MESSAGE, isEnvironmentOption } from "../src/fileops/threadEnvironment.js";
-import type { FileOperations } from "../src/fileops/types.js";
+import { assertFileOperations, LISTING_METHODS } from "../src/environment/assertFileOperations.js";
+import type { EnvironmentOption } from "../src/environment/environment.js";
+import { ENVIRONMENT_OPTION_MESSAGE, isEnvironmentOption } from "../src/environment/threadEnvironment.js";
+import type { FileOperations } from "../src/environment/fileOperations.js";
 import { timeTravelOptionsSchema, type TimeTravelOptions } from "../src/snapshots/index.js";
 import { treeBudgetShape } from "../src/tree.js";
 import { evictLargeResultsOptionsSchema, type EvictLargeResultsOptions } from "./evictLargeResults.js";

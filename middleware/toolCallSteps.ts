@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { ToolCallRequest } from "langchain";
-import type { FileOperations } from "../src/fileops/types.js";
+import type { FileOperations } from "../src/environment/fileOperations.js";
 import { WorkspacePathError, type Workspace } from "../src/workspace.js";
 import { errorToolMessage, isWorkbenchTool } from "../tools/toolResult.js";
 import { isControlFlow, mapToolResultStrings, toolErrorMessage, withStateUpdate, type ToolCallResult } from "./toolResults.js";

@@ -7,9 +7,9 @@ export { Workspace, WorkspacePathError, resolveRootDir, DEFAULT_ROOT_DIR, DEFAUL
 
 // the parts, usable alone
 export { createFileManagerMiddleware, type FileManagerMiddleware, type FileManagerOptions } from "../middleware/fileManager.js";
-export { createFileTools, type FileToolsOptions } from "../tools/files.js";
-export { createBasicTools, type BasicToolsOptions } from "../tools/basic.js";
-export { createWebTools, type WebToolsOptions } from "../tools/web.js";
+export { createFileTools, type FileToolsOptions } from "../tools/fileTools.js";
+export { createBasicTools, type BasicToolsOptions } from "../tools/basicTools.js";
+export { createWebTools, type WebToolsOptions } from "../tools/webTools.js";
 
 // time travel: a checkpoint's workspace snapshot, and what `workbench.changes()` returns
 export { snapshotIdOf, type WorkspaceRestoreRequest } from "../middleware/timeTravel.js";
@@ -17,13 +17,13 @@ export { isPendingSnapshotId } from "./snapshots/index.js";
 export type { ChangeSet, FileChange, RestoreResult, SkippedEntry, SnapshotInfo, TimeTravelOptions } from "./snapshots/index.js";
 
 // where files live and commands run
-export type { Environment, EnvironmentOption } from "./fileops/environment.js";
-export type { FileOperations } from "./fileops/types.js";
-export { LocalEnvironment } from "./fileops/localShell.js";
-export { SshEnvironment, type SshEnvironmentOptions } from "./fileops/ssh.js";
-export { DockerEnvironment, type DockerEnvironmentOptions } from "./fileops/docker.js";
-export { DockerSandbox, type DockerSandboxOptions } from "./fileops/dockerSandbox.js";
-export { ShellFileOperations } from "./fileops/shell.js";
+export type { Environment, EnvironmentOption } from "./environment/environment.js";
+export type { FileOperations } from "./environment/fileOperations.js";
+export { LocalEnvironment } from "./environment/localEnvironment.js";
+export { SshEnvironment, type SshEnvironmentOptions } from "./environment/sshEnvironment.js";
+export { DockerEnvironment, type DockerEnvironmentOptions } from "./environment/dockerEnvironment.js";
+export { DockerSandbox, type DockerSandboxOptions } from "./environment/dockerSandbox.js";
+export { ShellFileOperations } from "./environment/shellFileOperations.js";
 
 // deepagents' BackendProtocol over the workspace: the "langgraph-workbench/deepagents" subpath
 
@@ -39,5 +39,5 @@ export { MissingPackageError, isInstalled } from "./optional.js";
 export { WorkbenchError } from "./workbenchError.js";
 
 // files in and out for apps (workbench.uploads / workbench.artifacts)
-export { TransferError, DEFAULT_MAX_TRANSFER_BYTES, type TransferErrorCode } from "./files/transfer.js";
-export type { Artifact, ArtifactList } from "./files/artifacts.js";
+export { TransferError, DEFAULT_MAX_TRANSFER_BYTES, type TransferErrorCode } from "./artifacts/transfer.js";
+export type { Artifact, ArtifactList } from "./artifacts/artifacts.js";

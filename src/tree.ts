@@ -1,16 +1,16 @@
 import { createHash } from "node:crypto";
 import type { Dirent } from "node:fs";
 import { readlink, realpath } from "node:fs/promises";
-import { isAtomicTempName, removeStaleTempFiles } from "./fileops/tempFiles.js";
+import { isAtomicTempName, removeStaleTempFiles } from "./environment/tempFiles.js";
 import path from "node:path";
 import pLimit from "p-limit";
 import { DEFAULT_IGNORED_NAMES } from "./changes/ignore-names.js";
-import { assertFileOperations } from "./fileops/assert.js";
-import { DirHandle } from "./fileops/dirHandle.js";
+import { assertFileOperations } from "./environment/assertFileOperations.js";
+import { DirHandle } from "./environment/dirHandle.js";
 import { Gitignore, IgnoreWalk, workspaceIgnoreRules } from "./search/gitignoreMatch.js";
 import { LIMITS } from "./guards/limits.js";
-import { isLocalFileOperations } from "./fileops/locality.js";
-import type { FileOperations } from "./fileops/types.js";
+import { isLocalFileOperations } from "./environment/locality.js";
+import type { FileOperations } from "./environment/fileOperations.js";
 import { parseOptions } from "./options.js";
 import { z } from "zod";
 

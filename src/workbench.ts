@@ -13,20 +13,20 @@
 import type { StructuredTool } from "@langchain/core/tools";
 import { z } from "zod";
 import { createFileManagerMiddleware, fileManagerOptionsSchema, type FileManagerMiddleware, type FileManagerOptions } from "../middleware/fileManager.js";
-import { basicToolsOptionsSchema, createBasicTools, type BasicToolsOptions } from "../tools/basic.js";
-import { createFileTools, fileToolsOptionsSchema, type FileToolsOptions } from "../tools/files.js";
+import { basicToolsOptionsSchema, createBasicTools, type BasicToolsOptions } from "../tools/basicTools.js";
+import { createFileTools, fileToolsOptionsSchema, type FileToolsOptions } from "../tools/fileTools.js";
 import { FileToolCaches } from "../tools/lineCounts.js";
-import { createWebTools, webToolsOptionsSchema, type WebToolsOptions } from "../tools/web.js";
-import type { EnvironmentOption } from "./fileops/environment.js";
+import { createWebTools, webToolsOptionsSchema, type WebToolsOptions } from "../tools/webTools.js";
+import type { EnvironmentOption } from "./environment/environment.js";
 import { HtmlConversionPool } from "./web/htmlWorkerPool.js";
-import { ENVIRONMENT_OPTION_MESSAGE, isEnvironmentOption, ThreadEnvironments } from "./fileops/threadEnvironment.js";
-import { listArtifacts, type ArtifactList } from "./files/artifacts.js";
-import { isTransferRefusal, putFile, TransferError, type TransferSettings } from "./files/transfer.js";
-import type { FileOperations } from "./fileops/types.js";
+import { ENVIRONMENT_OPTION_MESSAGE, isEnvironmentOption, ThreadEnvironments } from "./environment/threadEnvironment.js";
+import { listArtifacts, type ArtifactList } from "./artifacts/artifacts.js";
+import { isTransferRefusal, putFile, TransferError, type TransferSettings } from "./artifacts/transfer.js";
+import type { FileOperations } from "./environment/fileOperations.js";
 import type { ChangeSet, RestoreResult, SnapshotInfo } from "./snapshots/index.js";
 import { resolveRootDir, Workspace } from "./workspace.js";
 import { keysOf, parseOptions } from "./options.js";
-import { withSharedEnvironments } from "./fileops/sharedEnvironments.js";
+import { withSharedEnvironments } from "./environment/sharedEnvironments.js";
 
 /** Options of {@link createWorkbench}. Every part also takes its own options object. */
 export interface WorkbenchOptions {

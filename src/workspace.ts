@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { mkdir, realpath } from "node:fs/promises";
 import path from "node:path";
-import type { FileOperations } from "./fileops/types.js";
+import type { FileOperations } from "./environment/fileOperations.js";
 import { PathRewriter } from "./rewrite/paths.js";
 import { WorkbenchError } from "./workbenchError.js";
 

@@ -19,7 +19,7 @@ const ENTRIES = [
   { file: "src/index.ts", specifier: "langgraph-workbench" },
   { file: "middleware/index.ts", specifier: "langgraph-workbench/middleware" },
   { file: "tools/index.ts", specifier: "langgraph-workbench/tools" },
-  { file: "src/fileops/index.ts", specifier: "langgraph-workbench/environment" },
+  { file: "src/environment/index.ts", specifier: "langgraph-workbench/environment" },
   { file: "src/web/index.ts", specifier: "langgraph-workbench/web" },
   { file: "src/deepagents/index.ts", specifier: "langgraph-workbench/deepagents" },
 ];
@@ -164,6 +164,21 @@ function classMembers(checker: ts.TypeChecker, decl: ts.ClassDeclaration): Membe
   return members;
 }
 
+/** Names each entry point exports (a name exported by several entries counts in each). */
+function exportCounts(items: ApiItem[]): Map<string, number> {
+  const counts = new Map(ENTRIES.map((e) => [e.specifier, 0]));
+  for (const item of items) for (const e of item.entries) counts.set(e, (counts.get(e) ?? 0) + 1);
+  return counts;
+}
+
+function entryTable(items: ApiItem[]): string[] {
+  const counts = exportCounts(items);
+  const rows = ENTRIES.map((e) => `| \`${e.specifier}\` | \`${e.file}\` | ${counts.get(e.specifier)} |`);
+  return ["| entry point | source | exports |", "|---|---|---:|", ...rows];
+}
+
+const NUMBER_WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"];
+
 function render(items: ApiItem[]): string {
   documented = new Set(items.map((i) => i.name));
   const byModule = new Map<string, ApiItem[]>();
@@ -172,7 +187,7 @@ function render(items: ApiItem[]): string {
     list.push(item);
     byModule.set(item.module, list);
   }
-  const out: string[] = [BEGIN, "", `${items.length} exports, grouped by the module that defines them.`, ""];
+  const out: string[] = [BEGIN, "", ...entryTable(items), "", `${items.length} exports, grouped by the module that defines them.`, ""];
   for (const [module, list] of byModule) {
     out.push(`## \`${module}\``, "");
     for (const item of list) {
@@ -224,4 +239,20 @@ test("docs/api.md documents every export and every option", async (t) => {
     for (const m of item.members) if (!section.includes(`\`${m.name}\``)) undocumentedOptions.push(`${item.name}.${m.name}`);
   }
   assert.deepEqual(undocumentedOptions, [], "options missing from their section in docs/api.md (run with UPDATE_API_DOCS=1)");
+});
+
+test("the entry-point counts in docs/api.md and the CHANGELOG match the code", async () => {
+  const items = collectApi();
+  const counts = exportCounts(items);
+  const doc = await readFile(docFile, "utf8");
+  const intro = doc.slice(0, doc.indexOf(BEGIN));
+  const word = NUMBER_WORDS[ENTRIES.length]!;
+  assert.match(intro, new RegExp(`^${word[0]!.toUpperCase()}${word.slice(1)} entry points`, "m"), `docs/api.md's introduction must say "${word} entry points"`);
+  for (const e of ENTRIES) assert.ok(intro.includes(`\`${e.specifier}\``), `docs/api.md's introduction must list ${e.specifier}`);
+  // The newest release notes state the counts; they must be the code's.
+  const changelog = await readFile(path.join(repo, "CHANGELOG.md"), "utf8");
+  const stated = changelog.match(/The\s+package\s+root\s+exports\s+(\d+)\s+names;\s+(\d+)\s+names\s+over\s+(\w+)\s+entry\s+points/);
+  assert.ok(stated, 'CHANGELOG.md must state "The package root exports N names; M names over K entry points"');
+  const total = [...counts.values()].reduce((a, b) => a + b, 0);
+  assert.deepEqual(stated.slice(1), [String(counts.get("langgraph-workbench")), String(total), word], "CHANGELOG.md's export counts are stale");
 });

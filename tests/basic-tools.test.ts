@@ -4,8 +4,8 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { StructuredTool } from "@langchain/core/tools";
 import { createBasicTools, formatCurrentTime, isDangerousCommand, threadIdFromConfig, workspaceFromConfig } from "../tools/index.js";
-import { scrubEnv } from "../src/fileops/index.js";
-import { detectSandbox } from "../src/fileops/sandbox.js";
+import { scrubEnv } from "../src/environment/index.js";
+import { detectSandbox } from "../src/environment/sandboxEnvironment.js";
 import { tempRoot } from "./helpers/agentHarness.js";
 
 // Under CI (which installs bubblewrap) a missing sandbox is a failure, not a skip.

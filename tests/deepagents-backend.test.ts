@@ -9,8 +9,8 @@ import { fakeModel } from "@langchain/core/testing";
 import { MemorySaver } from "@langchain/langgraph";
 import { createDeepAgent } from "deepagents";
 import { WorkbenchBackend } from "../src/deepagents/index.js";
-import { LocalShellEnvironment } from "../src/fileops/localShell.js";
-import { ShellFileOperations } from "../src/fileops/shell.js";
+import { LocalShellEnvironment } from "../src/environment/localEnvironment.js";
+import { ShellFileOperations } from "../src/environment/shellFileOperations.js";
 
 const SECRET = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789";
 let root = "";

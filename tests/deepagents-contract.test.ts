@@ -241,8 +241,8 @@ test("over shell file operations (SSH/Docker path) glob lists links to files, no
   await symlink("../real/target.md", path.join(dir, "docs", "link.md"));
   await symlink("/etc/hostname", path.join(dir, "docs", "out.md"));
   await symlink("../real", path.join(dir, "docs", "dirlink.md"));
-  const { ShellFileOperations } = await import("../src/fileops/shell.js");
-  const { LocalShellEnvironment } = await import("../src/fileops/localShell.js");
+  const { ShellFileOperations } = await import("../src/environment/shellFileOperations.js");
+  const { LocalShellEnvironment } = await import("../src/environment/localEnvironment.js");
   const backend = new WorkbenchBackend({ rootDir: root, threadId: "t-links-shell", fileOps: new ShellFileOperations(new LocalShellEnvironment()) });
   const glob = await backend.glob("docs/*.md");
   assert.deepEqual(glob.files?.map((f) => f.path).sort(), ["/docs/a.md", "/docs/link.md"]);

@@ -16,7 +16,7 @@ import { MemorySaver, type StateSnapshot } from "@langchain/langgraph";
 import { LocalShellBackend } from "deepagents";
 import { createAgent } from "langchain";
 import { snapshotIdOf } from "../middleware/timeTravel.js";
-import { DeepAgentsSandboxEnvironment, type DeepAgentsSandbox, type DeepAgentsSandboxOptions } from "../src/fileops/deepagentsSandbox.js";
+import { DeepAgentsSandboxEnvironment, type DeepAgentsSandbox, type DeepAgentsSandboxOptions } from "../src/environment/deepagentsSandbox.js";
 import { createWorkbench } from "../src/workbench.js";
 
 let tmp = "";

@@ -1,6 +1,6 @@
 /**
  * Container mode costs one `docker exec` per tool call: ShellFileOperations runs its steps in a
- * long-lived agent (src/fileops/shellAgent.ts) over DockerEnvironment.openChannel. Counted with
+ * long-lived agent (src/environment/shellAgent.ts) over DockerEnvironment.openChannel. Counted with
  * the real engine through a docker CLI that logs each invocation (tests/fixtures/counting-docker),
  * the tools driven by createAgent + fakeModel.
  */
@@ -12,10 +12,10 @@ import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { HumanMessage, ToolMessage } from "@langchain/core/messages";
-import { DockerEnvironment } from "../src/fileops/docker.js";
-import { DockerSandbox } from "../src/fileops/dockerSandbox.js";
-import { ShellFileOperations } from "../src/fileops/shell.js";
-import { createFileTools } from "../tools/files.js";
+import { DockerEnvironment } from "../src/environment/dockerEnvironment.js";
+import { DockerSandbox } from "../src/environment/dockerSandbox.js";
+import { ShellFileOperations } from "../src/environment/shellFileOperations.js";
+import { createFileTools } from "../tools/fileTools.js";
 import { makeAgent } from "./helpers/agentHarness.js";
 import { containerProcesses, DOCKER, dockerUnavailable, IMAGE, startContainer, docker } from "./helpers/docker.js";
 
@@ -114,8 +114,8 @@ describe("one docker exec per tool call in container mode", { skip }, () => {
     const container = await startContainer();
     closers.push(async () => void (await docker("rm", "-f", container)));
     const script = path.join(dir, "idle.mts");
-    const shell = fileURLToPath(new URL("../src/fileops/shell.ts", import.meta.url));
-    const dockerTs = fileURLToPath(new URL("../src/fileops/docker.ts", import.meta.url));
+    const shell = fileURLToPath(new URL("../src/environment/shellFileOperations.ts", import.meta.url));
+    const dockerTs = fileURLToPath(new URL("../src/environment/dockerEnvironment.ts", import.meta.url));
     await writeFile(
       script,
       `import { DockerEnvironment } from ${JSON.stringify(dockerTs)};\nimport { ShellFileOperations } from ${JSON.stringify(shell)};\n` +

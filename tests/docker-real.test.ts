@@ -2,7 +2,7 @@
  * DockerEnvironment and DockerSandbox against a REAL Docker engine (`.ci/docker.sh up` starts
  * dockerd and builds `workbench-test:bookworm-1` from debootstrap; see tests/helpers/docker.ts).
  * Locally a missing engine skips with the reason; under CI=true it fails. The FileOperations
- * contract suite over `docker exec` runs in tests/fileops-contract.test.ts.
+ * contract suite over `docker exec` runs in tests/environment-contract.test.ts.
  */
 import assert from "node:assert/strict";
 import { mkdtemp, readdir, readFile, realpath, rm, stat, writeFile } from "node:fs/promises";
@@ -10,8 +10,8 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { DockerEnvironment } from "../src/fileops/docker.js";
-import { DockerSandbox, removeSandboxContainers, SANDBOX_LABEL } from "../src/fileops/dockerSandbox.js";
+import { DockerEnvironment } from "../src/environment/dockerEnvironment.js";
+import { DockerSandbox, removeSandboxContainers, SANDBOX_LABEL } from "../src/environment/dockerSandbox.js";
 import { containerProcesses, docker, DOCKER, dockerUnavailable, startContainer } from "./helpers/docker.js";
 
 const skip = await dockerUnavailable();

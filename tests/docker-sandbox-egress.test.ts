@@ -10,9 +10,9 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { AddressInfo } from "node:net";
-import { DockerSandbox } from "../src/fileops/dockerSandbox.js";
-import { shellQuote } from "../src/fileops/quote.js";
-import { secretSentinel, type EgressEvent } from "../src/fileops/egressProxy.js";
+import { DockerSandbox } from "../src/environment/dockerSandbox.js";
+import { shellQuote } from "../src/environment/shellQuote.js";
+import { secretSentinel, type EgressEvent } from "../src/environment/egressProxy.js";
 import { createRunCommandTool } from "../tools/runCommand.js";
 import { DOCKER, dockerUnavailable, IMAGE } from "./helpers/docker.js";
 

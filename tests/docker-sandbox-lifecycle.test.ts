@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { DockerSandbox, SANDBOX_LABEL } from "../src/fileops/dockerSandbox.js";
+import { DockerSandbox, SANDBOX_LABEL } from "../src/environment/dockerSandbox.js";
 import { docker, DOCKER, dockerUnavailable, IMAGE } from "./helpers/docker.js";
 
 const skip = await dockerUnavailable();
@@ -27,7 +27,7 @@ describe("DockerSandbox life cycle", { skip }, () => {
   /** A child process that starts a thread's container, prints the sandbox id, then ends as `how` says (never close()). */
   async function childThatLeaves(how: "exit" | "SIGTERM" | "return"): Promise<{ instanceId: string; code: number | null; signal: string | null }> {
     const script = path.join(dir, `child-${how}.mts`);
-    const mod = fileURLToPath(new URL("../src/fileops/dockerSandbox.ts", import.meta.url));
+    const mod = fileURLToPath(new URL("../src/environment/dockerSandbox.ts", import.meta.url));
     await writeFile(
       script,
       `import { DockerSandbox } from ${JSON.stringify(mod)};\n` +

@@ -1,14 +1,14 @@
 /**
  * Issue 23.4 for DockerSandbox bind mode: when this process runs as root the container user is
  * root, and a command's `chmod 4755` would leave a setuid-root file in the host's workspace.
- * After every call the set-id bits are cleared (src/fileops/dockerSandbox.ts stripSetIdBits).
+ * After every call the set-id bits are cleared (src/environment/dockerSandbox.ts stripSetIdBits).
  */
 import assert from "node:assert/strict";
 import { chmod, lstat, mkdtemp, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { DockerSandbox } from "../src/fileops/dockerSandbox.js";
+import { DockerSandbox } from "../src/environment/dockerSandbox.js";
 import { DOCKER, dockerUnavailable, IMAGE } from "./helpers/docker.js";
 
 const skip = (await dockerUnavailable()) ?? (process.getuid?.() === 0 ? undefined : "needs root (the case is a root agent process)");

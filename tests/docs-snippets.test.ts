@@ -183,7 +183,7 @@ test("every ts snippet in README.md and docs/*.md type-checks (strict, exactOpti
       "langgraph-workbench": ["src/index.ts"],
       "langgraph-workbench/middleware": ["middleware/index.ts"],
       "langgraph-workbench/tools": ["tools/index.ts"],
-      "langgraph-workbench/environment": ["src/fileops/index.ts"],
+      "langgraph-workbench/environment": ["src/environment/index.ts"],
       "langgraph-workbench/web": ["src/web/index.ts"],
       "langgraph-workbench/deepagents": ["src/deepagents/index.ts"],
     },

@@ -1,11 +1,11 @@
-// The egress proxy (src/fileops/egressProxy.ts) on its own, over TCP on 127.0.0.1, against
+// The egress proxy (src/environment/egressProxy.ts) on its own, over TCP on 127.0.0.1, against
 // loopback servers: allowed and refused requests (plain HTTP and CONNECT), a name that resolves to
 // loopback (DNS rebinding), metadata addresses, and credentials swapped in only for their hosts.
 import assert from "node:assert/strict";
 import http from "node:http";
 import net from "node:net";
 import { after, before, describe, it } from "node:test";
-import { EgressProxy, secretSentinel, type EgressEvent, type EgressNetwork, type SecretsOption } from "../src/fileops/egressProxy.js";
+import { EgressProxy, secretSentinel, type EgressEvent, type EgressNetwork, type SecretsOption } from "../src/environment/egressProxy.js";
 
 interface Seen {
   url: string;

@@ -15,8 +15,8 @@ import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langcha
 import { fakeModel } from "@langchain/core/testing";
 import { MemorySaver } from "@langchain/langgraph";
 import { createAgent } from "langchain";
-import type { EgressEvent } from "../src/fileops/egressProxy.js";
-import { SandboxEnvironment } from "../src/fileops/sandbox.js";
+import type { EgressEvent } from "../src/environment/egressProxy.js";
+import { SandboxEnvironment } from "../src/environment/sandboxEnvironment.js";
 import { createWorkbench } from "../src/workbench.js";
 import { createRunCommandTool } from "../tools/runCommand.js";
 import { sandboxUnavailable } from "./helpers/sandbox.js";

@@ -9,7 +9,7 @@ import { X509Certificate } from "node:crypto";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
-import { DockerSandbox } from "../src/fileops/dockerSandbox.js";
+import { DockerSandbox } from "../src/environment/dockerSandbox.js";
 import { createRunCommandTool } from "../tools/runCommand.js";
 import { DOCKER, dockerUnavailable, IMAGE } from "./helpers/docker.js";
 

@@ -12,7 +12,7 @@ import { AIMessage, HumanMessage, ToolMessage, type BaseMessage } from "@langcha
 import { fakeModel } from "@langchain/core/testing";
 import { MemorySaver } from "@langchain/langgraph";
 import { createAgent } from "langchain";
-import type { EgressEvent } from "../src/fileops/egressProxy.js";
+import type { EgressEvent } from "../src/environment/egressProxy.js";
 import { createWorkbench } from "../src/workbench.js";
 import { sandboxUnavailable } from "./helpers/sandbox.js";
 import { makeTestCa, recordingHttpsServer, type RecordingHttpsServer } from "./helpers/tlsServer.js";

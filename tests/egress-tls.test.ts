@@ -1,4 +1,4 @@
-// TLS interception in the egress proxy (src/fileops/egressProxy.ts + egressCa.ts), over TCP on
+// TLS interception in the egress proxy (src/environment/egressProxy.ts + egressCa.ts), over TCP on
 // 127.0.0.1 against loopback HTTPS servers with their own test CA: a CONNECT to a secret's host is
 // decrypted with a certificate of the proxy's CA, the upstream is verified, and the sentinel is
 // replaced; every other CONNECT stays a blind tunnel (the client sees the server's own certificate).
@@ -7,8 +7,8 @@ import http from "node:http";
 import net from "node:net";
 import tls from "node:tls";
 import { after, before, describe, it } from "node:test";
-import { EgressCa } from "../src/fileops/egressCa.js";
-import { EgressProxy, egressNetworkSchema, secretSentinel, type EgressEvent } from "../src/fileops/egressProxy.js";
+import { EgressCa } from "../src/environment/egressCa.js";
+import { EgressProxy, egressNetworkSchema, secretSentinel, type EgressEvent } from "../src/environment/egressProxy.js";
 import { LIMITS } from "../src/guards/limits.js";
 import { makeTestCa, recordingHttpsServer, type RecordingHttpsServer, type TestCa } from "./helpers/tlsServer.js";
 

@@ -13,10 +13,10 @@ import { MemorySaver } from "@langchain/langgraph";
 import { createDeepAgent, isSandboxBackend } from "deepagents";
 import { createAgent } from "langchain";
 import { WorkbenchBackend } from "../src/deepagents/index.js";
-import type { Environment, ExecOptions, ExecResult } from "../src/fileops/environment.js";
-import { LocalFileOperations } from "../src/fileops/local.js";
-import { LocalEnvironment, LocalShellEnvironment } from "../src/fileops/localShell.js";
-import { ShellFileOperations } from "../src/fileops/shell.js";
+import type { Environment, ExecOptions, ExecResult } from "../src/environment/environment.js";
+import { LocalFileOperations } from "../src/environment/localFileOperations.js";
+import { LocalEnvironment, LocalShellEnvironment } from "../src/environment/localEnvironment.js";
+import { ShellFileOperations } from "../src/environment/shellFileOperations.js";
 import {
   defaultLocalEnvironment,
   environmentFor,
@@ -25,9 +25,9 @@ import {
   isLocalEnvironment,
   isLocalFileOperations,
   ThreadEnvironments,
-} from "../src/fileops/threadEnvironment.js";
+} from "../src/environment/threadEnvironment.js";
 import { createWorkbench } from "../src/workbench.js";
-import { createFileTools } from "../tools/files.js";
+import { createFileTools } from "../tools/fileTools.js";
 import { createRunCommandTool } from "../tools/runCommand.js";
 
 let root = "";

@@ -6,12 +6,12 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { createFileManagerMiddleware } from "../middleware/fileManager.js";
-import { LocalShellEnvironment } from "../src/fileops/localShell.js";
-import { ShellFileOperations } from "../src/fileops/shell.js";
+import { LocalShellEnvironment } from "../src/environment/localEnvironment.js";
+import { ShellFileOperations } from "../src/environment/shellFileOperations.js";
 import { createWorkbench } from "../src/workbench.js";
-import { createFileTools } from "../tools/files.js";
+import { createFileTools } from "../tools/fileTools.js";
 import { createRunCommandTool } from "../tools/runCommand.js";
-import { createWebTools } from "../tools/web.js";
+import { createWebTools } from "../tools/webTools.js";
 
 let dir = "";
 let file = "";

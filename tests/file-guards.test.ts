@@ -9,7 +9,7 @@ import { MemorySaver } from "@langchain/langgraph";
 import { createAgent, createMiddleware, summarizationMiddleware, tool } from "langchain";
 import { z } from "zod";
 import { fileGuardsMiddleware, type FileGuardsOptions } from "../middleware/fileGuards.js";
-import { createFileTools } from "../tools/files.js";
+import { createFileTools } from "../tools/fileTools.js";
 
 let root: string;
 let ws: string;

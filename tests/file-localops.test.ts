@@ -3,8 +3,8 @@ import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { LocalFileOperations } from "../src/fileops/local.js";
-import { withPathLock, withPathLocks } from "../src/fileops/lock.js";
+import { LocalFileOperations } from "../src/environment/localFileOperations.js";
+import { withPathLock, withPathLocks } from "../src/environment/pathLock.js";
 
 const ops = new LocalFileOperations();
 let dir: string;

@@ -6,7 +6,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
 import { ToolMessage } from "@langchain/core/messages";
-import { LocalFileOperations } from "../src/fileops/local.js";
+import { LocalFileOperations } from "../src/environment/localFileOperations.js";
 import { FileToolCaches } from "../tools/lineCounts.js";
 import { createReadFileTool } from "../tools/readFile.js";
 import type { FileToolOptions } from "../tools/fileToolSupport.js";

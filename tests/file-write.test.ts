@@ -8,10 +8,10 @@ import { fileURLToPath } from "node:url";
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
 import { createAgent } from "langchain";
-import { createFileTools } from "../tools/files.js";
+import { createFileTools } from "../tools/fileTools.js";
 import { resolveFileToolOptions, type FileToolOptions } from "../tools/fileToolSupport.js";
 import { createWriteFileTool, looksLikeReadFileDisplay, writeFileCore } from "../tools/writeFile.js";
-import { isAtomicTempName } from "../src/fileops/tempFiles.js";
+import { isAtomicTempName } from "../src/environment/tempFiles.js";
 
 let root: string;
 let ws: string;

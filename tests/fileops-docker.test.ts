@@ -11,8 +11,8 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { DockerEnvironment } from "../src/fileops/docker.js";
-import { ShellFileOperations } from "../src/fileops/shell.js";
+import { DockerEnvironment } from "../src/environment/dockerEnvironment.js";
+import { ShellFileOperations } from "../src/environment/shellFileOperations.js";
 
 const FAKE_DOCKER_DIR = fileURLToPath(new URL("./fixtures/fake-docker", import.meta.url));
 let dir: string;

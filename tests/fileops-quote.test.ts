@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { LocalShellEnvironment } from "../src/fileops/localShell.js";
-import { shellQuote, shellQuoteAll, withArgs } from "../src/fileops/quote.js";
+import { LocalShellEnvironment } from "../src/environment/localEnvironment.js";
+import { shellQuote, shellQuoteAll, withArgs } from "../src/environment/shellQuote.js";
 
 const HOSTILE = [
   "",

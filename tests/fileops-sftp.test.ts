@@ -3,7 +3,7 @@
  * one SFTP session shared by parallel calls, reconnect after the server restarted, a windowed
  * read of a big file that transfers only what the window needs (counted at the ssh2 client's
  * read requests), atomic overwrite by rename keeping the mode, a server without the SFTP
- * subsystem, close(). The behaviours shared with every backend are in fileops-contract.test.ts.
+ * subsystem, close(). The behaviours shared with every backend are in environment-contract.test.ts.
  */
 import assert from "node:assert/strict";
 import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
@@ -11,9 +11,9 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import type { SFTPWrapper } from "ssh2";
-import { isLocalFileOperations } from "../src/fileops/locality.js";
-import { SftpFileOperations } from "../src/fileops/sftp.js";
-import { SshEnvironment } from "../src/fileops/ssh.js";
+import { isLocalFileOperations } from "../src/environment/locality.js";
+import { SftpFileOperations } from "../src/environment/sftpFileOperations.js";
+import { SshEnvironment } from "../src/environment/sshEnvironment.js";
 import { sshdUnavailable, startSshd, type TestSshd } from "./helpers/sshd.js";
 
 const skip = await sshdUnavailable();

@@ -8,11 +8,11 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { after, before, test } from "node:test";
-import type { Environment, ExecOptions, ExecResult } from "../src/fileops/environment.js";
-import { LocalFileOperations } from "../src/fileops/local.js";
-import { LocalShellEnvironment } from "../src/fileops/localShell.js";
-import { ShellFileOperations } from "../src/fileops/shell.js";
-import { isLocalFileOperations } from "../src/fileops/locality.js";
+import type { Environment, ExecOptions, ExecResult } from "../src/environment/environment.js";
+import { LocalFileOperations } from "../src/environment/localFileOperations.js";
+import { LocalShellEnvironment } from "../src/environment/localEnvironment.js";
+import { ShellFileOperations } from "../src/environment/shellFileOperations.js";
+import { isLocalFileOperations } from "../src/environment/locality.js";
 
 let dir: string;
 before(async () => {

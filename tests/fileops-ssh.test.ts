@@ -7,8 +7,8 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { after, before, describe, test } from "node:test";
-import { ShellFileOperations } from "../src/fileops/shell.js";
-import { hostKeyMatcher, SshEnvironment } from "../src/fileops/ssh.js";
+import { ShellFileOperations } from "../src/environment/shellFileOperations.js";
+import { hostKeyMatcher, SshEnvironment } from "../src/environment/sshEnvironment.js";
 import { sshdUnavailable, startSshd, type TestSshd } from "./helpers/sshd.js";
 
 const skip = await sshdUnavailable();

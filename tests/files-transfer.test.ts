@@ -14,7 +14,7 @@ import { MemorySaver } from "@langchain/langgraph";
 import { unzipSync } from "fflate";
 import { createAgent } from "langchain";
 import { createWorkbench, type Workbench } from "../src/workbench.js";
-import { TransferError } from "../src/files/transfer.js";
+import { TransferError } from "../src/artifacts/transfer.js";
 
 const run = promisify(execFile);
 let root = "";

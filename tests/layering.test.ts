@@ -23,7 +23,7 @@ const LAYER_NAMES = ["core (src/)", "tools/", "middleware/", "entry (src/index.t
 
 /** Folders inside core that may import only themselves and the listed core modules. */
 const CORE_RULES: Array<{ dir: string; may: string[]; why: string }> = [
-  { dir: "src/guards/", may: ["src/guards/", "src/fileops/types.ts"], why: "guards are pure decisions; I/O (e.g. robots.txt) is passed in" },
+  { dir: "src/guards/", may: ["src/guards/", "src/environment/fileOperations.ts"], why: "guards are pure decisions; I/O (e.g. robots.txt) is passed in" },
   { dir: "src/context/", may: ["src/context/", "src/workspace.ts"], why: "the run-context helpers sit under tools, middleware and adapters" },
 ];
 
@@ -74,10 +74,10 @@ test("core folders import only what their layer allows", async () => {
   assert.deepEqual(bad, [], `imports outside the allowed set:\n${bad.join("\n")}`);
 });
 
-test("one module decides local vs remote (src/fileops/locality.ts)", async () => {
+test("one module decides local vs remote (src/environment/locality.ts)", async () => {
   const deciders: string[] = [];
   for (const file of await sourceFiles()) {
-    if (file === "src/fileops/locality.ts") continue;
+    if (file === "src/environment/locality.ts") continue;
     const text = await readFile(path.join(repo, file), "utf8");
     if (/\.kind\s*[!=]==?\s*["'](local|local-shell|sandbox)["']/.test(text)) deciders.push(file);
   }

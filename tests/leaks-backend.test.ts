@@ -6,8 +6,8 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { WorkbenchBackend } from "../src/deepagents/index.js";
-import { LocalShellEnvironment } from "../src/fileops/localShell.js";
-import { ShellFileOperations } from "../src/fileops/shell.js";
+import { LocalShellEnvironment } from "../src/environment/localEnvironment.js";
+import { ShellFileOperations } from "../src/environment/shellFileOperations.js";
 
 const SECRET = "sk-proj-Q7w9E2r4T6y8U0i1O3p5A7s9D1f3G5h7";
 const ENV = `API_TOKEN=${SECRET}\nDEBUG=0\n`;

@@ -8,9 +8,9 @@ import { mkdir, mkdtemp, rename, rm, stat, utimes, writeFile } from "node:fs/pro
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
-import { LineIndexBuilder, LineIndexCache, lineStartFor, type LineIndex, type LineStart } from "../src/fileops/lineIndex.js";
-import { LocalFileOperations } from "../src/fileops/local.js";
-import type { OpenGuard } from "../src/fileops/types.js";
+import { LineIndexBuilder, LineIndexCache, lineStartFor, type LineIndex, type LineStart } from "../src/environment/lineIndex.js";
+import { LocalFileOperations } from "../src/environment/localFileOperations.js";
+import type { OpenGuard } from "../src/environment/fileOperations.js";
 import { FileToolCaches } from "../tools/lineCounts.js";
 import { createReadFileTool } from "../tools/readFile.js";
 

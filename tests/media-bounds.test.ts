@@ -15,7 +15,7 @@ import { fakeModel } from "@langchain/core/testing";
 import { MemorySaver } from "@langchain/langgraph";
 import { createAgent } from "langchain";
 import { WorkbenchBackend } from "../src/deepagents/index.js";
-import { LocalFileOperations } from "../src/fileops/local.js";
+import { LocalFileOperations } from "../src/environment/localFileOperations.js";
 import { LIMITS, pdfMemoryMessage } from "../src/guards/limits.js";
 import { PdfExtractor } from "../src/media/pdf.js";
 import { openForRead } from "../src/media/read.js";

@@ -9,7 +9,7 @@ import { humanInTheLoopMiddleware, summarizationMiddleware, toolCallLimitMiddlew
 import { z } from "zod";
 import { type ToolCallStep } from "../middleware/index.js";
 import { createBasicTools, markWorkbenchTool } from "../tools/index.js";
-import { createFileTools } from "../tools/files.js";
+import { createFileTools } from "../tools/fileTools.js";
 import { fileManagerPool, makeAgent, openAiHistoryProblems, scriptedModel, tempRoot, text, treeMessages, workspaceTools, workspaceView } from "./helpers/agentHarness.js";
 
 let root: string;

@@ -10,16 +10,16 @@ import type { z } from "zod";
 import { fileGuardsMiddleware } from "../middleware/fileGuards.js";
 import { createFileManagerMiddleware, fileManagerOptionsSchema, type FileManagerOptions } from "../middleware/fileManager.js";
 import { WorkbenchBackend } from "../src/deepagents/backend.js";
-import { DockerSandbox } from "../src/fileops/dockerSandbox.js";
-import { commandEnvironmentFor, SandboxEnvironment } from "../src/fileops/sandbox.js";
+import { DockerSandbox } from "../src/environment/dockerSandbox.js";
+import { commandEnvironmentFor, SandboxEnvironment } from "../src/environment/sandboxEnvironment.js";
 import { renderDirectoryTree } from "../src/tree.js";
 import { createWorkbench } from "../src/workbench.js";
-import { basicToolsOptionsSchema, createBasicTools, type BasicToolsOptions } from "../tools/basic.js";
-import { createFileTools, fileToolsOptionsSchema, type FileToolsOptions } from "../tools/files.js";
+import { basicToolsOptionsSchema, createBasicTools, type BasicToolsOptions } from "../tools/basicTools.js";
+import { createFileTools, fileToolsOptionsSchema, type FileToolsOptions } from "../tools/fileTools.js";
 import { createReadFileTool } from "../tools/readFile.js";
 import { createRunCommandTool, runCommandOptionsSchema, type RunCommandToolOptions } from "../tools/runCommand.js";
 import { createSearchFilesTool } from "../tools/searchFiles.js";
-import { createWebTools, webToolsOptionsSchema, type WebToolsOptions } from "../tools/web.js";
+import { createWebTools, webToolsOptionsSchema, type WebToolsOptions } from "../tools/webTools.js";
 
 // A strict schema must know every key of its interface (else a documented option would throw):
 // `npx tsc` fails when the two disagree.

@@ -10,16 +10,16 @@ import { fileGuardsMiddleware, fileGuardsOptionsSchema, type FileGuardsOptions }
 import type { evictLargeResultsOptionsSchema, EvictLargeResultsOptions } from "../middleware/evictLargeResults.js";
 import type { fileManagerOptionsSchema, FileManagerOptions } from "../middleware/fileManager.js";
 import type { workbenchBackendOptionsSchema, WorkbenchBackendOptions, workbenchExecuteOptionsSchema, WorkbenchExecuteOptions } from "../src/deepagents/options.js";
-import type { deepAgentsSandboxOptionsSchema, DeepAgentsSandboxOptions } from "../src/fileops/deepagentsSandbox.js";
-import type { dockerSandboxOptionsSchema, DockerSandboxOptions } from "../src/fileops/dockerSandbox.js";
+import type { deepAgentsSandboxOptionsSchema, DeepAgentsSandboxOptions } from "../src/environment/deepagentsSandbox.js";
+import type { dockerSandboxOptionsSchema, DockerSandboxOptions } from "../src/environment/dockerSandbox.js";
 import type { protectedPathsOptionsSchema, ProtectedPathsOptions } from "../src/guards/protectedPaths.js";
 import type { timeTravelOptionsSchema, TimeTravelOptions } from "../src/snapshots/index.js";
 import type { workbenchOptionsSchema, WorkbenchOptions } from "../src/workbench.js";
-import type { basicToolsOptionsSchema, BasicToolsOptions } from "../tools/basic.js";
-import type { fileToolsOptionsSchema, FileToolsOptions } from "../tools/files.js";
+import type { basicToolsOptionsSchema, BasicToolsOptions } from "../tools/basicTools.js";
+import type { fileToolsOptionsSchema, FileToolsOptions } from "../tools/fileTools.js";
 import type { runCommandOptionsSchema, RunCommandToolOptions } from "../tools/runCommand.js";
 import type { searchFilesToolOptionsSchema, SearchFilesToolOptions, searchSettingsSchema } from "../tools/searchFiles.js";
-import type { webToolsOptionsSchema, WebToolsOptions } from "../tools/web.js";
+import type { webToolsOptionsSchema, WebToolsOptions } from "../tools/webTools.js";
 
 type Mutual<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 type Keys<A, B> = [Exclude<keyof A, keyof B>, Exclude<keyof B, keyof A>] extends [never, never] ? true : false;

@@ -7,7 +7,7 @@ import path from "node:path";
 import { after, before, test } from "node:test";
 import type { StructuredTool } from "@langchain/core/tools";
 import { createWorkbench } from "../src/workbench.js";
-import { createFileTools } from "../tools/files.js";
+import { createFileTools } from "../tools/fileTools.js";
 import { FileToolCaches } from "../tools/lineCounts.js";
 import { HtmlConversionPool, sharedHtmlConversionPool } from "../src/web/htmlWorkerPool.js";
 import { fakePublicLookup } from "./helpers/fakeVendors.js";

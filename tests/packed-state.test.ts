@@ -15,7 +15,7 @@ import { z } from "zod";
 import { createFileManagerMiddleware, createFileManagerStateSchema, FILE_MANAGER_CHANNEL } from "../middleware/fileManager.js";
 import { FILE_GUARDS_CHANNEL, fileGuardsMiddleware } from "../middleware/fileGuards.js";
 import { PackedFields } from "../middleware/packedState.js";
-import { createBasicTools } from "../tools/basic.js";
+import { createBasicTools } from "../tools/basicTools.js";
 import { isWorkspaceTreeMessage } from "../middleware/treeMessage.js";
 
 let root = "";

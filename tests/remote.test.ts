@@ -26,13 +26,13 @@ import { createFileManagerMiddleware, type FileManagerMiddleware } from "../midd
 import { isWorkspaceTreeMessage } from "../middleware/treeMessage.js";
 import { workspaceView } from "./helpers/agentHarness.js";
 import { createChangeTracker, PollingTracker, TrackerPool } from "../src/changes/index.js";
-import { LocalShellEnvironment } from "../src/fileops/localShell.js";
-import { ShellFileOperations } from "../src/fileops/shell.js";
-import { SshEnvironment } from "../src/fileops/ssh.js";
-import type { FileOperations } from "../src/fileops/types.js";
+import { LocalShellEnvironment } from "../src/environment/localEnvironment.js";
+import { ShellFileOperations } from "../src/environment/shellFileOperations.js";
+import { SshEnvironment } from "../src/environment/sshEnvironment.js";
+import type { FileOperations } from "../src/environment/fileOperations.js";
 import { renderDirectoryTree } from "../src/tree.js";
 import { Workspace, WorkspacePathError } from "../src/workspace.js";
-import { createFileTools } from "../tools/files.js";
+import { createFileTools } from "../tools/fileTools.js";
 import { workspaceFromConfig } from "../src/context/thread.js";
 import { sshdUnavailable, startSshd, type TestSshd } from "./helpers/sshd.js";
 

@@ -12,7 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as delay } from "node:timers/promises";
-import { commandEnvironmentFor, detectSandbox, SandboxEnvironment } from "../src/fileops/sandbox.js";
+import { commandEnvironmentFor, detectSandbox, SandboxEnvironment } from "../src/environment/sandboxEnvironment.js";
 import { sandboxUnavailable } from "./helpers/sandbox.js";
 
 const SECRET = `wb-secret-${randomUUID()}`;

@@ -12,7 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { SshEnvironment } from "../src/fileops/ssh.js";
+import { SshEnvironment } from "../src/environment/sshEnvironment.js";
 import { sshdUnavailable, startSshd, type TestSshd } from "./helpers/sshd.js";
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -55,7 +55,7 @@ describe("SshEnvironment lets an idle process exit", { skip }, () => {
     const options = { ...rest, privateKey: Buffer.from(privateKey as Buffer).toString("base64"), idleTimeoutMs: 300 };
     const child = spawn(process.execPath, ["--import", "tsx", script], {
       cwd: repo,
-      env: { ...process.env, WB_SSH_MODULE: pathToFileURL(path.join(repo, "src/fileops/ssh.ts")).href, WB_SSH_OPTIONS: JSON.stringify(options) },
+      env: { ...process.env, WB_SSH_MODULE: pathToFileURL(path.join(repo, "src/environment/sshEnvironment.ts")).href, WB_SSH_OPTIONS: JSON.stringify(options) },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";

@@ -6,9 +6,9 @@ import assert from "node:assert/strict";
 import test from "node:test";
 import { ToolMessage } from "@langchain/core/messages";
 import { createAgent, createMiddleware } from "langchain";
-import { createBasicTools } from "../tools/basic.js";
-import { createFileTools } from "../tools/files.js";
-import { createWebTools } from "../tools/web.js";
+import { createBasicTools } from "../tools/basicTools.js";
+import { createFileTools } from "../tools/fileTools.js";
+import { createWebTools } from "../tools/webTools.js";
 import { scriptedModel, tempRoot } from "./helpers/agentHarness.js";
 
 const passThrough = createMiddleware({ name: "PassThrough", wrapToolCall: (request, handler) => handler(request) });

@@ -6,7 +6,7 @@ import { after, before, beforeEach, describe, test } from "node:test";
 import type { StructuredTool } from "@langchain/core/tools";
 import { WebsitePolicy } from "../src/guards/policy.js";
 import { createRobotsFetcher } from "../src/web/robots.js";
-import { createWebTools, type WebToolsOptions } from "../tools/web.js";
+import { createWebTools, type WebToolsOptions } from "../tools/webTools.js";
 import { FakeVendors, fakePublicLookup, fakeVendorEnv, useFakeVendors } from "./helpers/fakeVendors.js";
 import { startSiteServer, type SiteServer } from "./helpers/siteServer.js";
 

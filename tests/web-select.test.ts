@@ -9,7 +9,7 @@ import { describe, test } from "node:test";
 import type { StructuredTool } from "@langchain/core/tools";
 import { selectBackend } from "../src/web/select.js";
 import type { WebBackend } from "../src/web/types.js";
-import { createWebTools } from "../tools/web.js";
+import { createWebTools } from "../tools/webTools.js";
 import { FakeVendors, fakePublicLookup, fakeVendorEnv, useFakeVendors } from "./helpers/fakeVendors.js";
 
 describe("selectBackend", () => {

@@ -23,7 +23,7 @@ import {
   resolveRetryPolicy,
   withRetries,
 } from "../src/web/retry.js";
-import { createWebTools, type WebProgressEvent, type WebToolsOptions } from "../tools/web.js";
+import { createWebTools, type WebProgressEvent, type WebToolsOptions } from "../tools/webTools.js";
 import { FAKE_KEYS, FakeVendors, fakePublicLookup, fakeVendorEnv, useFakeVendors } from "./helpers/fakeVendors.js";
 
 let fake: FakeVendors;

@@ -6,7 +6,7 @@ process.env.no_proxy = "127.0.0.1,localhost";
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { StructuredTool } from "@langchain/core/tools";
-import { createWebTools, type WebToolsOptions } from "../tools/web.js";
+import { createWebTools, type WebToolsOptions } from "../tools/webTools.js";
 import { FAKE_KEYS, FakeVendors, VENDORS, fakePublicLookup, fakeVendorEnv, type Vendor, useFakeVendors } from "./helpers/fakeVendors.js";
 
 let fake: FakeVendors;

@@ -2,7 +2,7 @@
 // one tool answer shape, and the guards and patch engine the tools apply.
 
 // file tools (read_file, write_file, patch, search_files)
-export { createFileTools, type FileToolsOptions } from "./files.js";
+export { createFileTools, type FileToolsOptions } from "./fileTools.js";
 export { fileToolOptionsSchema, type FileToolOptions } from "./fileToolSupport.js";
 export { FileToolCaches } from "./lineCounts.js";
 export { createReadFileTool, readFileSchema, type ReadFileArgs } from "./readFile.js";
@@ -11,10 +11,10 @@ export { createPatchTool, patchSchema, type PatchArgs } from "./patchTool.js";
 export { createSearchFilesTool, searchFilesSchema, type SearchFilesToolOptions, type SearchFilesArgs } from "./searchFiles.js";
 
 // basic tools (get_current_time, run_command) and web tools (web_search, web_extract)
-export { createBasicTools, createCurrentTimeTool, formatCurrentTime, type BasicToolsOptions } from "./basic.js";
+export { createBasicTools, createCurrentTimeTool, formatCurrentTime, type BasicToolsOptions } from "./basicTools.js";
 export { createRunCommandTool, type RunCommandToolOptions } from "./runCommand.js";
 export { isDangerousCommand } from "./dangerousCommands.js";
-export { createWebTools, webToolsOptionsSchema, type WebToolsOptions, type WebExtractToolResult, type WebProgressEvent, type SummaryTuning } from "./web.js";
+export { createWebTools, webToolsOptionsSchema, type WebToolsOptions, type WebExtractToolResult, type WebProgressEvent, type SummaryTuning } from "./webTools.js";
 
 // writing your own tool next to these: the thread's workspace, the answer shape, the marker
 export { workspaceFromConfig, threadIdFromConfig, type ThreadConfigLike } from "../src/context/thread.js";

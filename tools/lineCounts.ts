@@ -4,8 +4,8 @@
  * the tool set (or workbench) that made it; its `close()` waits for the background counts and
  * empties everything, so nothing outlives its owner.
  */
-import type { FileOperations, FileStat, OpenGuard } from "../src/fileops/types.js";
-import { LineIndexCache } from "../src/fileops/lineIndex.js";
+import type { FileOperations, FileStat, OpenGuard } from "../src/environment/fileOperations.js";
+import { LineIndexCache } from "../src/environment/lineIndex.js";
 
 const LINE_COUNT_CACHE_SIZE = 512;
 /** An offset every this many lines: a read deep in the file skips at most this many lines. */

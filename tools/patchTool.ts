@@ -9,7 +9,7 @@
  * deleted whole (secretEditReason), so a patch cannot be used to read or probe a secret.
  */
 import { z } from "zod";
-import { withPathLock, withPathLocks } from "../src/fileops/lock.js";
+import { withPathLock, withPathLocks } from "../src/environment/pathLock.js";
 import { contentAccessReason, looksLikeDedupStub } from "../src/guards/access.js";
 import { hasBinaryExtension, sniffBinary, SNIFF_BYTES } from "../src/guards/binary.js";
 import { editInputProblem, editResultProblem, LIMITS } from "../src/guards/limits.js";

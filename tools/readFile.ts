@@ -9,9 +9,9 @@
  */
 import path from "node:path";
 import { z } from "zod";
-import { lineStartFor } from "../src/fileops/lineIndex.js";
-import { isAtomicTempName } from "../src/fileops/tempFiles.js";
-import type { FileOperations, FileStat, OpenGuard } from "../src/fileops/types.js";
+import { lineStartFor } from "../src/environment/lineIndex.js";
+import { isAtomicTempName } from "../src/environment/tempFiles.js";
+import type { FileOperations, FileStat, OpenGuard } from "../src/environment/fileOperations.js";
 import { contentAccessReason } from "../src/guards/access.js";
 import { LIMITS } from "../src/guards/limits.js";
 import { devicePathReason, nonRegularFileReason } from "../src/guards/devices.js";

@@ -1,4 +1,4 @@
-/** The `run_command` tool: a thin tool over runAgentCommand (src/fileops/command.ts). */
+/** The `run_command` tool: a thin tool over runAgentCommand (src/environment/runShellCommand.ts). */
 import type { ToolMessage } from "@langchain/core/messages";
 import { tool, type StructuredTool } from "@langchain/core/tools";
 import { z } from "zod";
@@ -13,12 +13,12 @@ import {
   runAgentCommand,
   type CommandSandboxOptions,
   type ShellCommandResult,
-} from "../src/fileops/command.js";
-import type { EnvironmentOption } from "../src/fileops/environment.js";
-import { ENVIRONMENT_OPTION_MESSAGE, isEnvironmentOption, ThreadEnvironments } from "../src/fileops/threadEnvironment.js";
-import { sharedEnvironmentsOf } from "../src/fileops/sharedEnvironments.js";
-import type { FileOperations } from "../src/fileops/types.js";
-import { assertUsableRootDir, rootDirIsLocal } from "../src/fileops/rootDir.js";
+} from "../src/environment/runShellCommand.js";
+import type { EnvironmentOption } from "../src/environment/environment.js";
+import { ENVIRONMENT_OPTION_MESSAGE, isEnvironmentOption, ThreadEnvironments } from "../src/environment/threadEnvironment.js";
+import { sharedEnvironmentsOf } from "../src/environment/sharedEnvironments.js";
+import type { FileOperations } from "../src/environment/fileOperations.js";
+import { assertUsableRootDir, rootDirIsLocal } from "../src/environment/rootDir.js";
 import { resolveRootDir } from "../src/workspace.js";
 import { parseOptions } from "../src/options.js";
 

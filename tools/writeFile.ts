@@ -8,8 +8,8 @@
  * middleware (middleware/fileGuards.ts); without it the write works, with no staleness warning.
  */
 import { z } from "zod";
-import { withPathLock } from "../src/fileops/lock.js";
-import type { FileOperations, OpenGuard } from "../src/fileops/types.js";
+import { withPathLock } from "../src/environment/pathLock.js";
+import type { FileOperations, OpenGuard } from "../src/environment/fileOperations.js";
 import { accessOpenGuard, writeAccessReason } from "../src/guards/access.js";
 import { writeContentReason } from "../src/guards/writeContent.js";
 import { fromLf, toLf, type TextConventions } from "../src/patch/lineEndings.js";

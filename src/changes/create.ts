@@ -1,7 +1,7 @@
 import type { TrackerOptions } from "./base.js";
-import type { FileOperations } from "../fileops/types.js";
+import type { FileOperations } from "../environment/fileOperations.js";
 import { ChokidarTracker } from "./chokidar.js";
-import { isLocalFileOperations } from "../fileops/locality.js";
+import { isLocalFileOperations } from "../environment/locality.js";
 import { ParcelTracker } from "./parcel.js";
 import { PollingTracker } from "./polling.js";
 import type { ChangeTracker, TrackerKind } from "./types.js";

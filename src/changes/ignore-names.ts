@@ -1,5 +1,5 @@
 import path from "node:path";
-import { isAtomicTempPath } from "../fileops/tempFiles.js";
+import { isAtomicTempPath } from "../environment/tempFiles.js";
 
 /** Entry names never tracked or listed unless the caller says otherwise. */
 export const DEFAULT_IGNORED_NAMES: readonly string[] = Object.freeze([".git", "node_modules"]);

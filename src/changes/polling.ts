@@ -1,12 +1,12 @@
 import { createHash } from "node:crypto";
 import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
-import { isAtomicTempName } from "../fileops/tempFiles.js";
+import { isAtomicTempName } from "../environment/tempFiles.js";
 import pLimit from "p-limit";
-import type { FileOperations } from "../fileops/types.js";
+import type { FileOperations } from "../environment/fileOperations.js";
 import { BaseTracker, type TrackerOptions } from "./base.js";
-import { assertFileOperations } from "../fileops/assert.js";
-import { isLocalFileOperations } from "../fileops/locality.js";
+import { assertFileOperations } from "../environment/assertFileOperations.js";
+import { isLocalFileOperations } from "../environment/locality.js";
 
 /** Options of {@link PollingTracker}. */
 export interface PollingTrackerOptions extends TrackerOptions {

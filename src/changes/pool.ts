@@ -1,5 +1,5 @@
 import path from "node:path";
-import type { FileOperations } from "../fileops/types.js";
+import type { FileOperations } from "../environment/fileOperations.js";
 import { report, type TrackerOptions } from "./base.js";
 import { createChangeTracker, DEFAULT_TRACKER_KIND, TRACKER_KINDS } from "./create.js";
 import type { ChangeTracker, TrackerKind } from "./types.js";

@@ -7,7 +7,7 @@
  * An adapter: the decisions are the cores the package's own tools use — the access policy and
  * its refusals (src/guards/access.ts), write-content refusals (src/guards/writeContent.ts),
  * media decisions (src/media), the guarded search engine (src/search/guardedSearch.ts), the one
- * command runner (src/fileops/command.ts) and the staleness rule (src/guards/staleness.ts).
+ * command runner (src/environment/runShellCommand.ts) and the staleness rule (src/guards/staleness.ts).
  * What stays here is deepagents' protocol: its result shapes, 0-based windows and its rules
  * (empty `old_string`, `/` clears the workspace, base64 for binary types).
  *
@@ -33,7 +33,7 @@ import type {
   FileUploadResponse,
   WriteResult,
 } from "deepagents";
-import { isAtomicTempName } from "../fileops/tempFiles.js";
+import { isAtomicTempName } from "../environment/tempFiles.js";
 import { hasBinaryExtension, SNIFF_BYTES, sniffBinary } from "../guards/binary.js";
 import { binaryTooLargeMessage, mediaReadDecision, type BinaryLoads } from "../guards/media.js";
 import { PdfReadError } from "../media/pdf.js";
@@ -44,11 +44,11 @@ import { editInputProblem, editResultProblem, LIMITS } from "../guards/limits.js
 import { containsRedactionMarker, redactSecrets, secretEditReason, SECRET_EDIT_REFUSAL } from "../guards/redact.js";
 import { writeContentReason } from "../guards/writeContent.js";
 import { escapeRegExp } from "../guards/regexp.js";
-import { isLocalFileOperations, ThreadEnvironments } from "../fileops/threadEnvironment.js";
+import { isLocalFileOperations, ThreadEnvironments } from "../environment/threadEnvironment.js";
 import { runGuardedSearch, searchPlaceFor } from "../search/guardedSearch.js";
 import type { SearchOutcome, SearchRequest } from "../search/types.js";
-import { withPathLock } from "../fileops/lock.js";
-import { OpenRefusedError, type FileOperations, type OpenGuard } from "../fileops/types.js";
+import { withPathLock } from "../environment/pathLock.js";
+import { OpenRefusedError, type FileOperations, type OpenGuard } from "../environment/fileOperations.js";
 import { resolveRootDir, Workspace, WorkspacePathError } from "../workspace.js";
 import { threadIdFromConfig } from "../context/thread.js";
 import { parseOptions } from "../options.js";
@@ -58,7 +58,7 @@ import { decodeBase64, isBase64Path, mimeTypeForPath } from "./mime.js";
 import { commandExecutor } from "./execute.js";
 import { workbenchBackendOptionsSchema, type WorkbenchBackendOptions } from "./options.js";
 import { SeenMtimes, BACKEND_WARNING_KEY } from "../guards/staleness.js";
-import { DEFAULT_MAX_TRANSFER_BYTES, getFile, isTransferRefusal, putFile, realTarget, writeDestination, type TransferSettings } from "../files/transfer.js";
+import { DEFAULT_MAX_TRANSFER_BYTES, getFile, isTransferRefusal, putFile, realTarget, writeDestination, type TransferSettings } from "../artifacts/transfer.js";
 
 export type { WorkbenchBackendOptions, WorkbenchExecuteOptions } from "./options.js";
 

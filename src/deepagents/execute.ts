@@ -1,12 +1,12 @@
 /**
  * WorkbenchBackend's `execute`: deepagents' sandbox protocol over the one agent command runner
- * (src/fileops/command.ts), so a command runs exactly as `run_command` runs it — empty and
+ * (src/environment/runShellCommand.ts), so a command runs exactly as `run_command` runs it — empty and
  * dangerous commands refused with the same words, scrubbed variables, timeout, output cap,
  * secrets masked, workspace paths. deepagents' execute tool adds the exit code line itself.
  */
 import type { ExecuteResponse } from "deepagents";
-import { commandEnvironmentForThread, DEFAULT_COMMAND_TIMEOUT_SECONDS, DEFAULT_MAX_OUTPUT_CHARS, prepareCommandSandbox, runAgentCommand } from "../fileops/command.js";
-import type { ThreadEnvironments } from "../fileops/threadEnvironment.js";
+import { commandEnvironmentForThread, DEFAULT_COMMAND_TIMEOUT_SECONDS, DEFAULT_MAX_OUTPUT_CHARS, prepareCommandSandbox, runAgentCommand } from "../environment/runShellCommand.js";
+import type { ThreadEnvironments } from "../environment/threadEnvironment.js";
 import type { Workspace } from "../workspace.js";
 import type { WorkbenchExecuteOptions } from "./options.js";
 

@@ -1,13 +1,13 @@
 /**
  * WorkbenchBackend's options: one strict zod schema (types inferred from it), parsed once at
  * construction; unknown keys throw naming the accepted ones. The sandbox fields of `execute` are
- * run_command's own schemas (src/fileops/command.ts).
+ * run_command's own schemas (src/environment/runShellCommand.ts).
  */
 import { z } from "zod";
-import { commandSandboxSchema } from "../fileops/command.js";
-import type { EnvironmentOption } from "../fileops/environment.js";
-import { ENVIRONMENT_OPTION_MESSAGE, isEnvironmentOption } from "../fileops/threadEnvironment.js";
-import type { FileOperations } from "../fileops/types.js";
+import { commandSandboxSchema } from "../environment/runShellCommand.js";
+import type { EnvironmentOption } from "../environment/environment.js";
+import { ENVIRONMENT_OPTION_MESSAGE, isEnvironmentOption } from "../environment/threadEnvironment.js";
+import type { FileOperations } from "../environment/fileOperations.js";
 import type { CredentialPattern } from "../guards/credentials.js";
 
 const positiveInt = (name: string) => {

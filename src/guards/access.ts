@@ -17,7 +17,7 @@
  *    which read_file refuses anyway. Opt out with `allowHardLinks`.
  */
 import path from "node:path";
-import type { OpenGuard, OpenedInfo } from "../fileops/types.js";
+import type { OpenGuard, OpenedInfo } from "../environment/fileOperations.js";
 import { credentialPathReason, type CredentialPattern } from "./credentials.js";
 import { devicePathReason } from "./devices.js";
 import { protectedPathReason, type ProtectedPath } from "./protectedPaths.js";

@@ -5,7 +5,7 @@
  * again on the real path in open mode.
  */
 import path from "node:path";
-import type { FileStat } from "../fileops/types.js";
+import type { FileStat } from "../environment/fileOperations.js";
 
 const DEVICE_FILES = new Set([
   "zero", "random", "urandom", "full", "null", "stdin", "stdout", "stderr", "tty", "console",

@@ -1,7 +1,7 @@
 /**
  * The egress policy of sandboxed commands: which `host:port` a command may reach through the
  * egress proxy. Pure decisions on names and numbers; resolving names and the SSRF check of the
- * addresses they resolve to happen in the proxy (`src/fileops/egressProxy.ts`, through
+ * addresses they resolve to happen in the proxy (`src/environment/egressProxy.ts`, through
  * `checkUrlSafety`), which asks this module first.
  *
  * Pattern grammar (case-insensitive): `host`, `host:port` or `host:*` where host is

@@ -9,8 +9,8 @@
 import { constants } from "node:fs";
 import { lstat, realpath, type FileHandle } from "node:fs/promises";
 import { nonRegularFileReason } from "../guards/devices.js";
-import { openChecked } from "../fileops/local.js";
-import type { FileStat, OpenGuard } from "../fileops/types.js";
+import { openChecked } from "../environment/localFileOperations.js";
+import type { FileStat, OpenGuard } from "../environment/fileOperations.js";
 
 const FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0) | (constants.O_NOCTTY ?? 0);
 const CHANGED = "was replaced while it was being read. Try again.";

@@ -6,12 +6,12 @@
  * one descriptor that was checked to be the regular file that was listed. Remote file access
  * goes through the thread's FileOperations.
  */
-import { readAt } from "../fileops/readAt.js";
+import { readAt } from "../environment/readAt.js";
 import { SNIFF_BYTES } from "../guards/binary.js";
 import { binaryTooLargeMessage, classifyHead, imageTooLargeMessage, mediaReadDecision, pdfTooLargeMessage, type BinaryLoads } from "../guards/media.js";
 import type { AudioVideoMimeType, ImageMimeType } from "../guards/sniffMedia.js";
-import { isLocalFileOperations } from "../fileops/locality.js";
-import type { FileOperations, OpenGuard } from "../fileops/types.js";
+import { isLocalFileOperations } from "../environment/locality.js";
+import type { FileOperations, OpenGuard } from "../environment/fileOperations.js";
 import { createHash } from "node:crypto";
 import { openWorkspaceFile } from "./openFile.js";
 import { LIMITS } from "../guards/limits.js";

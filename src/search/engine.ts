@@ -6,10 +6,10 @@
  *   environment's FileOperations. Same request, same outcome shape, whichever engine answers.
  */
 import path from "node:path";
-import type { Environment } from "../fileops/environment.js";
-import { isLocalFileOperations } from "../fileops/locality.js";
-import { shellQuote } from "../fileops/quote.js";
-import type { FileOperations } from "../fileops/types.js";
+import type { Environment } from "../environment/environment.js";
+import { isLocalFileOperations } from "../environment/locality.js";
+import { shellQuote } from "../environment/shellQuote.js";
+import type { FileOperations } from "../environment/fileOperations.js";
 import { FALLBACK_MAX_FILE_BYTES, runJsSearch, type WalkFiles } from "./fallback.js";
 import { detectRipgrep, runRipgrep } from "./ripgrep.js";
 import type { SearchOutcome, SearchRequest } from "./types.js";

@@ -17,13 +17,13 @@ import { constants, type Dirent } from "node:fs";
 import { readdir, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import pLimit from "p-limit";
-import { readWorkspaceFile, type VerifiedRoot } from "../fileops/dirHandle.js";
-import { openChecked } from "../fileops/local.js";
+import { readWorkspaceFile, type VerifiedRoot } from "../environment/dirHandle.js";
+import { openChecked } from "../environment/localFileOperations.js";
 import { LIMITS, regexTimeoutMessage } from "../guards/limits.js";
 import { GlobLimitError } from "./globMatch.js";
 import { IgnoreWalk, workspaceIgnoreRules } from "./gitignoreMatch.js";
 import { globMatcher, relativePath } from "./globs.js";
-import { isAtomicTempName } from "../fileops/tempFiles.js";
+import { isAtomicTempName } from "../environment/tempFiles.js";
 import { RegexRunner, RegexTimeoutError } from "./regexWorker.js";
 import { emptyOutcome, type SearchOutcome, type SearchRequest } from "./types.js";
 

@@ -5,10 +5,10 @@
  * (local disk only: remote FileOperations report no link count), and ripgrep's reported lines
  * verified against a descriptor read under the real root before any text is shown.
  */
-import type { Environment } from "../fileops/environment.js";
-import { isLocalFileOperations } from "../fileops/locality.js";
-import type { ThreadEnvironments } from "../fileops/threadEnvironment.js";
-import type { FileOperations } from "../fileops/types.js";
+import type { Environment } from "../environment/environment.js";
+import { isLocalFileOperations } from "../environment/locality.js";
+import type { ThreadEnvironments } from "../environment/threadEnvironment.js";
+import type { FileOperations } from "../environment/fileOperations.js";
 import { contentAccessReason, type AccessPolicy } from "../guards/access.js";
 import { runSearch, type SearchEngineOptions } from "./engine.js";
 import { hardLinkScreen, verifyReportedLines } from "./refused.js";

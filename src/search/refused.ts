@@ -8,7 +8,7 @@ import { lstat, type Stats } from "node:fs";
 import path from "node:path";
 import pLimit from "p-limit";
 import { readAccessReason, type AccessPolicy } from "../guards/access.js";
-import { LocalFileOperations } from "../fileops/local.js";
+import { LocalFileOperations } from "../environment/localFileOperations.js";
 import { LinkCountWorker } from "./linkCountWorker.js";
 import type { LineRecord, SearchOutcome } from "./types.js";
 

@@ -6,12 +6,12 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { StringDecoder } from "node:string_decoder";
-import type { Environment } from "../fileops/environment.js";
-import { shellQuoteAll } from "../fileops/quote.js";
-import { LocalFileOperations } from "../fileops/local.js";
-import type { FileOperations } from "../fileops/types.js";
+import type { Environment } from "../environment/environment.js";
+import { shellQuoteAll } from "../environment/shellQuote.js";
+import { LocalFileOperations } from "../environment/localFileOperations.js";
+import type { FileOperations } from "../environment/fileOperations.js";
 import { LIMITS } from "../guards/limits.js";
-import { isAtomicTempPath } from "../fileops/tempFiles.js";
+import { isAtomicTempPath } from "../environment/tempFiles.js";
 import { runJsSearch } from "./fallback.js";
 import { watchFifoWaits } from "./fifoWait.js";
 import { GlobLimitError } from "./globMatch.js";

@@ -24,7 +24,7 @@
  */
 import { mkdir, rmdir, unlink } from "node:fs/promises";
 import pLimit from "p-limit";
-import { DirHandle } from "../fileops/dirHandle.js";
+import { DirHandle } from "../environment/dirHandle.js";
 
 /** One recorded entry as the store keeps it. */
 export interface AppliedEntry {

@@ -13,7 +13,7 @@
  * `blobs/`, each written to a temporary name and renamed. One worker per process, unreferenced
  * while idle.
  */
-import { EvalWorker } from "../fileops/evalWorker.js";
+import { EvalWorker } from "../environment/evalWorker.js";
 
 /**
  * The worker's heap is capped: it holds one batch at a time, and a small old generation makes V8

@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
-import type { Environment } from "../fileops/environment.js";
+import type { Environment } from "../environment/environment.js";
 import { DEFAULT_IGNORED_NAMES } from "../changes/ignore-names.js";
 import { isCredentialPath } from "../guards/credentials.js";
 import { threadDirName } from "../workspace.js";

@@ -10,8 +10,8 @@
 import { constants } from "node:fs";
 import { chmod, mkdir, open, rename, rm, symlink } from "node:fs/promises";
 import path from "node:path";
-import { DirHandle } from "../fileops/dirHandle.js";
-import { atomicTempName } from "../fileops/tempFiles.js";
+import { DirHandle } from "../environment/dirHandle.js";
+import { atomicTempName } from "../environment/tempFiles.js";
 
 const CREATE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
 

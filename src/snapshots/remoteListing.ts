@@ -17,8 +17,8 @@
  * - A record that does not parse ends the listing with an error: a truncated or forged stream
  *   never yields a partial listing that a restore would take for the whole tree.
  */
-import { isAtomicTempName } from "../fileops/tempFiles.js";
-import { shellQuote } from "../fileops/quote.js";
+import { isAtomicTempName } from "../environment/tempFiles.js";
+import { shellQuote } from "../environment/shellQuote.js";
 import { printableBytes, type SkippedEntry } from "./format.js";
 
 export { printableBytes };

@@ -18,9 +18,9 @@
 import { Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import tar from "tar-stream";
-import type { Environment } from "../fileops/environment.js";
-import { shellQuote, withArgs } from "../fileops/quote.js";
-import { SHELL_TEMP_TEMPLATE } from "../fileops/tempFiles.js";
+import type { Environment } from "../environment/environment.js";
+import { shellQuote, withArgs } from "../environment/shellQuote.js";
+import { SHELL_TEMP_TEMPLATE } from "../environment/tempFiles.js";
 import { REMOTE_LISTING_MAX_BYTES, REMOTE_PUSH_BATCH_BYTES } from "../guards/limits.js";
 import { findExpression, ListingFormatError, parseListing, type ListingPolicy, type RemoteListing } from "./remoteListing.js";
 import { WorkbenchError } from "../workbenchError.js";

@@ -11,7 +11,7 @@ import { spawnSync } from "node:child_process";
 import { access, chown, mkdir, mkdtemp, readdir, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { runProcess } from "../../src/fileops/localShell.js";
+import { runProcess } from "../../src/environment/localEnvironment.js";
 import { freePort } from "./net.js";
 
 export interface TestPostgres {

@@ -1,4 +1,4 @@
-import { detectSandbox } from "../../src/fileops/sandbox.js";
+import { detectSandbox } from "../../src/environment/sandboxEnvironment.js";
 
 /**
  * Why the bubblewrap sandbox cannot run here (a test's `skip` reason), or undefined when it can.

@@ -9,8 +9,8 @@ import { access, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:f
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { runProcess } from "../../src/fileops/localShell.js";
-import type { SshEnvironmentOptions } from "../../src/fileops/ssh.js";
+import { runProcess } from "../../src/environment/localEnvironment.js";
+import type { SshEnvironmentOptions } from "../../src/environment/sshEnvironment.js";
 import { freePort } from "./net.js";
 
 export const SSHD_PATH = "/usr/sbin/sshd";

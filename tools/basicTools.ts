@@ -1,11 +1,11 @@
 import { tool, type StructuredTool } from "@langchain/core/tools";
 import { z } from "zod";
-import type { EnvironmentOption } from "../src/fileops/environment.js";
-import { ENVIRONMENT_OPTION_MESSAGE, isEnvironmentOption, type ThreadEnvironments } from "../src/fileops/threadEnvironment.js";
+import type { EnvironmentOption } from "../src/environment/environment.js";
+import { ENVIRONMENT_OPTION_MESSAGE, isEnvironmentOption, type ThreadEnvironments } from "../src/environment/threadEnvironment.js";
 import { markWorkbenchTool, toolError } from "./toolResult.js";
 import { createRunCommandTool, runCommandOptionsSchema, type RunCommandToolOptions } from "./runCommand.js";
 import { keysOf, parseOptions } from "../src/options.js";
-import { sharedEnvironmentsOf, withSharedEnvironments } from "../src/fileops/sharedEnvironments.js";
+import { sharedEnvironmentsOf, withSharedEnvironments } from "../src/environment/sharedEnvironments.js";
 
 /** Options of {@link createBasicTools}. */
 export interface BasicToolsOptions {

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { checkExecOptions, type Environment, type ExecOptions, type ExecResult } from "./environment.js";
-import { LocalFileOperations } from "./local.js";
+import { LocalFileOperations } from "./localFileOperations.js";
 
 /** Options of {@link runProcess}: the shared exec options plus how the process tree is ended. */
 export interface RunProcessOptions extends Omit<ExecOptions, "env"> {

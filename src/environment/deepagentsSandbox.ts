@@ -33,7 +33,7 @@ import { z } from "zod";
 import { DEEPAGENTS_SANDBOX_LIMITS } from "../guards/limits.js";
 import { parseOptions } from "../options.js";
 import { checkExecOptions, type Environment, type ExecOptions, type ExecResult } from "./environment.js";
-import { withArgs } from "./quote.js";
+import { withArgs } from "./shellQuote.js";
 
 type MaybePromise<T> = T | Promise<T>;
 

@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { access, constants as fsConstants } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import type { ChannelEnvironment, ExecChannel } from "./channel.js";
+import type { ChannelEnvironment, ExecChannel } from "./execChannel.js";
 import { checkExecOptions, type ExecOptions, type ExecResult } from "./environment.js";
 
 /** Options of {@link DockerEnvironment}. */

@@ -1,11 +1,11 @@
 import { constants as osConstants } from "node:os";
 import path from "node:path";
-import { hasChannel } from "./channel.js";
+import { hasChannel } from "./execChannel.js";
 import type { Environment, ExecResult } from "./environment.js";
 import { AgentLostError, AgentUnavailableError, ShellAgents } from "./shellAgent.js";
-import { withArgs } from "./quote.js";
+import { withArgs } from "./shellQuote.js";
 import { SHELL_TEMP_TEMPLATE } from "./tempFiles.js";
-import type { DirEntry, EntryType, FileOperations, FileStat } from "./types.js";
+import type { DirEntry, EntryType, FileOperations, FileStat } from "./fileOperations.js";
 
 /** Options of {@link ShellFileOperations}. */
 export interface ShellFileOperationsOptions {
@@ -21,7 +21,7 @@ export interface ShellFileOperationsOptions {
  * tool call's several steps cost one `docker exec`, not one each.
  *
  * - File content always travels through stdin/stdout, never through argv, so size is not
- *   limited by the command-line length, and every path is shell-quoted (`quote.ts`).
+ *   limited by the command-line length, and every path is shell-quoted (`shellQuote.ts`).
  * - Failures carry Node-style `code`s (ENOENT, EACCES, ENOTDIR, EISDIR, EEXIST, ENOTEMPTY, …)
  *   so callers treat this backend exactly like LocalFileOperations.
  * - `kind` is `"shell:<environment kind>"`. There is no file-system watcher on the far side of

@@ -7,8 +7,8 @@
  * the same otherwise.
  */
 import { parseOptions } from "../src/options.js";
-import type { ThreadEnvironments } from "../src/fileops/threadEnvironment.js";
-import { sharedEnvironmentsOf } from "../src/fileops/sharedEnvironments.js";
+import type { ThreadEnvironments } from "../src/environment/threadEnvironment.js";
+import { sharedEnvironmentsOf } from "../src/environment/sharedEnvironments.js";
 import { markWorkbenchTool } from "./toolResult.js";
 import { fileToolOptionsSchema, fileToolSettings, type FileToolOptions } from "./fileToolSupport.js";
 import { FileToolCaches } from "./lineCounts.js";

@@ -6,7 +6,7 @@
  * `exec` is used. Paths are the same strings in every environment: the thread directory
  * `ROOT/<thread>` has one absolute path, valid wherever the thread's commands run.
  */
-import type { FileOperations } from "./types.js";
+import type { FileOperations } from "./fileOperations.js";
 
 export interface ExecOptions {
   /** Working directory for the command (absolute path on the target). */

@@ -2,18 +2,18 @@
 // run. An Environment runs commands (this machine, a bubblewrap sandbox, Docker, SSH); a
 // FileOperations reaches files (native fs, SFTP, or a shell over any Environment's exec).
 export type { Environment, EnvironmentOption, EnvironmentProvider, ExecOptions, ExecResult } from "./environment.js";
-export { OpenRefusedError, type DirEntry, type EntryType, type FileOperations, type FileStat, type OpenGuard, type OpenedInfo } from "./types.js";
+export { OpenRefusedError, type DirEntry, type EntryType, type FileOperations, type FileStat, type OpenGuard, type OpenedInfo } from "./fileOperations.js";
 
 // file access
-export { LocalFileOperations } from "./local.js";
-export { ShellFileOperations, type ShellFileOperationsOptions } from "./shell.js";
-export { SftpFileOperations, type SftpFileOperationsOptions, type SftpSource } from "./sftp.js";
-export { withPathLock, withPathLocks } from "./lock.js";
+export { LocalFileOperations } from "./localFileOperations.js";
+export { ShellFileOperations, type ShellFileOperationsOptions } from "./shellFileOperations.js";
+export { SftpFileOperations, type SftpFileOperationsOptions, type SftpSource } from "./sftpFileOperations.js";
+export { withPathLock, withPathLocks } from "./pathLock.js";
 
 // environments
-export { LocalShellEnvironment, LocalEnvironment, type LocalShellEnvironmentOptions, type LocalEnvironmentOptions } from "./localShell.js";
-export { SshEnvironment, hostKeyMatcher, type SshEnvironmentOptions } from "./ssh.js";
-export { DockerEnvironment, type DockerEnvironmentOptions } from "./docker.js";
+export { LocalShellEnvironment, LocalEnvironment, type LocalShellEnvironmentOptions, type LocalEnvironmentOptions } from "./localEnvironment.js";
+export { SshEnvironment, hostKeyMatcher, type SshEnvironmentOptions } from "./sshEnvironment.js";
+export { DockerEnvironment, type DockerEnvironmentOptions } from "./dockerEnvironment.js";
 export {
   SandboxEnvironment,
   commandEnvironmentFor,
@@ -22,7 +22,7 @@ export {
   type CommandEnvironmentOptions,
   type SandboxAvailability,
   type SandboxEnvironmentOptions,
-} from "./sandbox.js";
+} from "./sandboxEnvironment.js";
 export {
   DockerSandbox,
   dockerSandboxOptionsSchema,
@@ -61,5 +61,5 @@ export {
   type CommandSandboxOptions,
   type RunShellCommandOptions,
   type ShellCommandResult,
-} from "./command.js";
-export { shellQuote } from "./quote.js";
+} from "./runShellCommand.js";
+export { shellQuote } from "./shellQuote.js";

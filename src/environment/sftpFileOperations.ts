@@ -20,10 +20,10 @@
  */
 import path from "node:path";
 import type { Attributes, FileEntryWithStats, OpenMode, SFTPWrapper } from "ssh2";
-import { LineCounter, LineWindowCollector } from "./lines.js";
-import { fsError } from "./shell.js";
+import { LineCounter, LineWindowCollector } from "./lineWindow.js";
+import { fsError } from "./shellFileOperations.js";
 import { atomicTempName } from "./tempFiles.js";
-import type { DirEntry, EntryType, FileOperations, FileStat } from "./types.js";
+import type { DirEntry, EntryType, FileOperations, FileStat } from "./fileOperations.js";
 import { WorkbenchError } from "../workbenchError.js";
 
 /** Where the SFTP session comes from (an SshEnvironment). */

@@ -13,9 +13,9 @@
  *   still runs the commands.
  */
 import type { Environment, EnvironmentOption } from "./environment.js";
-import { LocalEnvironment } from "./localShell.js";
-import { ShellFileOperations } from "./shell.js";
-import type { FileOperations } from "./types.js";
+import { LocalEnvironment } from "./localEnvironment.js";
+import { ShellFileOperations } from "./shellFileOperations.js";
+import type { FileOperations } from "./fileOperations.js";
 import { WorkbenchError } from "../workbenchError.js";
 import { channel } from "node:diagnostics_channel";
 

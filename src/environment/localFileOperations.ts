@@ -10,8 +10,8 @@ import { atomicTempName, whileWriting } from "./tempFiles.js";
 import { chmod, lstat, mkdir, open, readdir, readFile, readlink, realpath, rename, rmdir, stat, unlink, type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { LineIndexBuilder, type LineIndex, type LineStart } from "./lineIndex.js";
-import { LineCounter, LineWindowCollector } from "./lines.js";
-import { OpenRefusedError, type DirEntry, type EntryType, type FileOperations, type FileStat, type OpenGuard, type OpenedInfo } from "./types.js";
+import { LineCounter, LineWindowCollector } from "./lineWindow.js";
+import { OpenRefusedError, type DirEntry, type EntryType, type FileOperations, type FileStat, type OpenGuard, type OpenedInfo } from "./fileOperations.js";
 
 /** Chunk size for streaming reads: large enough for few syscalls, small enough to stay light. */
 const CHUNK_BYTES = 256 * 1024;

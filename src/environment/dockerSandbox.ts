@@ -19,13 +19,13 @@ import os from "node:os";
 import path from "node:path";
 import { z } from "zod";
 import { resolveRootDir, Workspace } from "../workspace.js";
-import { DockerEnvironment } from "./docker.js";
+import { DockerEnvironment } from "./dockerEnvironment.js";
 import { RELAY_LISTEN_ADDRESS, RELAY_READY, startDockerEgress, type DockerEgress } from "./dockerEgress.js";
 import { egressNetworkSchema, secretsOptionSchema } from "./egressProxy.js";
 import type { Environment, EnvironmentProvider, ExecOptions, ExecResult } from "./environment.js";
-import { LocalFileOperations } from "./local.js";
-import { ShellFileOperations } from "./shell.js";
-import type { FileOperations } from "./types.js";
+import { LocalFileOperations } from "./localFileOperations.js";
+import { ShellFileOperations } from "./shellFileOperations.js";
+import type { FileOperations } from "./fileOperations.js";
 import { parseOptions } from "../options.js";
 
 /** Label on every container a DockerSandbox starts; its value is the sandbox's instance id. */

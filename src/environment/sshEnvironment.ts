@@ -3,8 +3,8 @@ import pLimit, { type LimitFunction } from "p-limit";
 import type { Client, ClientChannel, ConnectConfig, SFTPWrapper } from "ssh2";
 import { checkExecOptions, type Environment, type ExecOptions, type ExecResult } from "./environment.js";
 import { loadOptional, requireInstalled } from "../optional.js";
-import { shellQuote } from "./quote.js";
-import { SftpFileOperations, sftpChannelOpen } from "./sftp.js";
+import { shellQuote } from "./shellQuote.js";
+import { SftpFileOperations, sftpChannelOpen } from "./sftpFileOperations.js";
 import { WorkbenchError } from "../workbenchError.js";
 
 /** Options of {@link SshEnvironment}. Exactly one way to check the host key is required. */

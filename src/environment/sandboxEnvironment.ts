@@ -21,14 +21,14 @@ import { access, lstat, mkdir, open, readdir, readlink, realpath, stat } from "n
 import path from "node:path";
 import { z } from "zod";
 import { checkExecOptions, type Environment, type ExecOptions, type ExecResult } from "./environment.js";
-import { LocalFileOperations } from "./local.js";
-import { LocalEnvironment } from "./localShell.js";
-import type { FileOperations } from "./types.js";
+import { LocalFileOperations } from "./localFileOperations.js";
+import { LocalEnvironment } from "./localEnvironment.js";
+import type { FileOperations } from "./fileOperations.js";
 import { parseOptions } from "../options.js";
 import { SANDBOX_LIMITS, sandboxLimitMessage, type SandboxLimitName } from "../guards/limits.js";
 import { protectedPathList, protectedPathsOptionSchema, type ProtectedPath } from "../guards/protectedPaths.js";
 import { createPidsCgroup, type PidsCgroup } from "./pidsCgroup.js";
-import { shellQuote } from "./quote.js";
+import { shellQuote } from "./shellQuote.js";
 import { setidSeccompFilter } from "./setidFilter.js";
 import { networkOptionSchema, secretsOptionSchema, type EgressNetwork, type SecretsOption } from "./egressProxy.js";
 import { startSandboxEgress, type SandboxEgress } from "./sandboxEgress.js";
@@ -62,7 +62,7 @@ const sandboxOptionsSchema = z.strictObject({
   /**
    * `false` (default): no network at all. `true`: the host's network (loopback included).
    * `{ allow, deny?, onEgress?, lookup? }`: no network of its own, only the hosts allowed through
-   * the egress proxy (see `src/fileops/egressProxy.ts`).
+   * the egress proxy (see `src/environment/egressProxy.ts`).
    */
   network: networkOptionSchema.optional(),
   /** Credentials the command sees only as sentinels, swapped in by the egress proxy for their hosts. Needs an allow-list. */

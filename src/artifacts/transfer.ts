@@ -8,8 +8,8 @@ import path from "node:path";
 import { accessOpenGuard, contentAccessReason, writeAccessReason, type AccessPolicy } from "../guards/access.js";
 import type { CredentialPattern } from "../guards/credentials.js";
 import { devicePathReason, nonRegularFileReason } from "../guards/devices.js";
-import { OpenRefusedError, type FileOperations, type OpenGuard } from "../fileops/types.js";
-import { withPathLock } from "../fileops/lock.js";
+import { OpenRefusedError, type FileOperations, type OpenGuard } from "../environment/fileOperations.js";
+import { withPathLock } from "../environment/pathLock.js";
 import { Workspace, WorkspacePathError } from "../workspace.js";
 import { WorkbenchError } from "../workbenchError.js";
 

@@ -11,7 +11,7 @@
  * An agent that cannot start (no writable temp directory, no `head -c`) answers nothing: the
  * caller then falls back to one exec per step.
  */
-import type { ChannelEnvironment, ExecChannel } from "./channel.js";
+import type { ChannelEnvironment, ExecChannel } from "./execChannel.js";
 import { WorkbenchError } from "../workbenchError.js";
 
 const BANNER = "@@WBAGENT1\n";
