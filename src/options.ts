@@ -116,18 +116,30 @@ function acceptedKeysAt(schema: z.ZodType, path: readonly PropertyKey[], unknown
 type KeySchema = true | z.ZodType;
 
 /**
- * A strict object schema with exactly the keys listed (tsc checks the list against `T`: every
- * key of `T`, no other): for options objects whose values are checked by the code that reads
- * them, so only an unknown key fails here. A key given a schema (e.g. a nested `strictKeys`)
- * is checked with it; absent keys are always fine.
+ * A schema whose run-time check is `schema`'s and whose type is `T`: for an option whose keys are
+ * checked here and whose values are checked by the code that reads them, so the inferred
+ * options type still says what the values are.
  */
-export function strictKeys<T extends object>(keys: { [K in keyof Required<T>]: KeySchema }) {
-  const shape: Record<string, z.ZodType> = {};
-  for (const [key, value] of Object.entries(keys as Record<string, KeySchema>)) shape[key] = (value === true ? z.unknown() : value).optional();
-  return z.strictObject(shape as Record<keyof T & string, z.ZodOptional<z.ZodType>>);
+export function checkedAs<T>(schema: z.ZodType): z.ZodType<T, T> {
+  return schema as unknown as z.ZodType<T, T>;
 }
 
-/** The keys of `schema` (an object schema) as a strict schema that accepts any value for them. */
-export function keysOf<S extends z.ZodObject>(schema: S) {
-  return z.strictObject(Object.fromEntries(Object.keys(schema.shape).map((k) => [k, z.unknown().optional()])) as Record<keyof S["shape"] & string, z.ZodOptional<z.ZodUnknown>>);
+/**
+ * A strict object schema with exactly the keys listed (tsc checks the list against `T`: every
+ * key of `T`, no other), typed as `T`: for options objects whose values are checked by the code
+ * that reads them, so only an unknown key fails here. A key given a schema (e.g. a nested
+ * `strictKeys`) is checked with it; absent keys are always fine.
+ */
+export function strictKeys<T extends object>(keys: { [K in keyof Required<T>]: KeySchema }): z.ZodType<T, T> {
+  const shape: Record<string, z.ZodType> = {};
+  for (const [key, value] of Object.entries(keys as Record<string, KeySchema>)) shape[key] = (value === true ? z.unknown() : value).optional();
+  return checkedAs<T>(z.strictObject(shape));
+}
+
+/**
+ * The keys of `schema` (an object schema) as a strict schema that accepts any value for them,
+ * typed as `schema`'s input (give it a narrower type with {@link checkedAs}).
+ */
+export function keysOf<S extends z.ZodObject>(schema: S): z.ZodType<z.input<S>, z.input<S>> {
+  return checkedAs<z.input<S>>(z.strictObject(Object.fromEntries(Object.keys(schema.shape).map((k) => [k, z.unknown().optional()]))));
 }

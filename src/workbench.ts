@@ -25,47 +25,8 @@ import { isTransferRefusal, putFile, TransferError, type TransferSettings } from
 import type { FileOperations } from "./environment/fileOperations.js";
 import type { ChangeSet, RestoreResult, SnapshotInfo } from "./snapshots/index.js";
 import { resolveRootDir, Workspace } from "./workspace.js";
-import { keysOf, parseOptions } from "./options.js";
+import { checkedAs, keysOf, parseOptions } from "./options.js";
 import { withSharedEnvironments } from "./environment/sharedEnvironments.js";
-
-/** Options of {@link createWorkbench}. Every part also takes its own options object. */
-export interface WorkbenchOptions {
-  /**
-   * Root holding one directory per thread. Default: `WORKBENCH_ROOT`, else `./agent_files`,
-   * resolved once here and passed to every part (so they can never disagree).
-   */
-  rootDir?: string;
-  /**
-   * File operations for every part that touches the workspace (the FileManager's tree and change
-   * tracking, and the file tools), e.g. `new ShellFileOperations(new SshEnvironment({ … }))` for
-   * workspaces on another host. Default: the environment's file access (native local fs when no
-   * `environment` is given). A part's own `fileOps` wins. With `environment` as well, `fileOps`
-   * wins for file access and the environment still runs `run_command` and search.
-   */
-  fileOps?: FileOperations;
-  /**
-   * Where each thread's files live and its commands run, for every part (tree and change
-   * tracking, file tools, search_files, run_command): an Environment (`new SshEnvironment({…})`,
-   * `new LocalEnvironment()`, …) or a provider `(threadId) => Environment | Promise<Environment>`
-   * called with the thread id on every use (cache inside it). Default: this machine.
-   */
-  environment?: EnvironmentOption;
-  /** Run `run_command` (the shell tool). Default: `WORKBENCH_ENABLE_SHELL=true`, else off. */
-  enableShell?: boolean;
-  /** FileManager middleware options (tree budget, path rewriting, `pathArgs`, tracker…). */
-  fileManager?: Omit<FileManagerOptions, "rootDir">;
-  /** File tools (`read_file`, `write_file`, `patch`, `search_files`) options, or `false` to leave them out. */
-  fileTools?: Omit<FileToolsOptions, "rootDir"> | false;
-  /** Basic tools (`get_current_time`, `run_command`) options, or `false` to leave them out. */
-  basicTools?: Omit<BasicToolsOptions, "rootDir" | "enableShell"> | false;
-  /**
-   * Web tools (`web_search`, `web_extract`) options, or `false` to leave them out. Default on:
-   * without a search backend configured, `web_search` is left out (one warning at build time)
-   * and `web_extract` uses the keyless, SSRF-guarded fetch backend. A backend named explicitly
-   * without its key throws here.
-   */
-  webTools?: WebToolsOptions | false;
-}
 
 /** What {@link createWorkbench} returns. */
 export interface Workbench {
@@ -130,22 +91,54 @@ export interface WorkbenchArtifactOptions {
 }
 
 // Each part's options: their keys are checked here (so a typo throws before any part is built,
-// naming the part), their values — and deeper levels — by the part's own factory.
-const partOptions = <S extends z.ZodObject>(schema: S) => z.union([z.literal(false), keysOf(schema)]).optional();
+// naming the part), their values — and deeper levels — by the part's own factory. Typed without
+// the keys the workbench sets itself (still accepted, and overridden, as before).
+const partOptions = <T>(schema: z.ZodObject) => z.union([z.literal(false), checkedAs<T>(keysOf(schema))]).optional();
 export const workbenchOptionsSchema = z
   .object({
+    /**
+     * Root holding one directory per thread. Default: `WORKBENCH_ROOT`, else `./agent_files`,
+     * resolved once here and passed to every part (so they can never disagree).
+     */
     rootDir: z.string().trim().min(1, "rootDir must be a non-empty path").optional(),
+    /**
+     * File operations for every part that touches the workspace (the FileManager's tree and change
+     * tracking, and the file tools), e.g. `new ShellFileOperations(new SshEnvironment({ … }))` for
+     * workspaces on another host. Default: the environment's file access (native local fs when no
+     * `environment` is given). A part's own `fileOps` wins. With `environment` as well, `fileOps`
+     * wins for file access and the environment still runs `run_command` and search.
+     */
     fileOps: z
       .custom<FileOperations>((v) => typeof v === "object" && v !== null && typeof (v as FileOperations).readdir === "function", "fileOps must implement FileOperations")
       .optional(),
+    /**
+     * Where each thread's files live and its commands run, for every part (tree and change
+     * tracking, file tools, search_files, run_command): an Environment (`new SshEnvironment({…})`,
+     * `new LocalEnvironment()`, …) or a provider `(threadId) => Environment | Promise<Environment>`
+     * called with the thread id on every use (cache inside it). Default: this machine.
+     */
     environment: z.custom<EnvironmentOption>(isEnvironmentOption, ENVIRONMENT_OPTION_MESSAGE).optional(),
+    /** Run `run_command` (the shell tool). Default: `WORKBENCH_ENABLE_SHELL=true`, else off. */
     enableShell: z.boolean().optional(),
-    fileManager: keysOf(fileManagerOptionsSchema).optional(),
-    fileTools: partOptions(fileToolsOptionsSchema),
-    basicTools: partOptions(basicToolsOptionsSchema),
-    webTools: partOptions(webToolsOptionsSchema),
+    /** FileManager middleware options (tree budget, path rewriting, `pathArgs`, tracker…). */
+    fileManager: checkedAs<Omit<FileManagerOptions, "rootDir">>(keysOf(fileManagerOptionsSchema)).optional(),
+    /** File tools (`read_file`, `write_file`, `patch`, `search_files`) options, or `false` to leave them out. */
+    fileTools: partOptions<Omit<FileToolsOptions, "rootDir">>(fileToolsOptionsSchema),
+    /** Basic tools (`get_current_time`, `run_command`) options, or `false` to leave them out. */
+    basicTools: partOptions<Omit<BasicToolsOptions, "rootDir" | "enableShell">>(basicToolsOptionsSchema),
+    /**
+     * Web tools (`web_search`, `web_extract`) options, or `false` to leave them out. Default on:
+     * without a search backend configured, `web_search` is left out (one warning at build time)
+     * and `web_extract` uses the keyless, SSRF-guarded fetch backend. A backend named explicitly
+     * without its key throws here.
+     */
+    webTools: partOptions<WebToolsOptions>(webToolsOptionsSchema),
   })
   .strict();
+
+/** Options of {@link createWorkbench} (the schema's input). Every part also takes its own options object. */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- a name for the schema's input type (tooltips, errors and docs/api.md show it); its members are the schema's
+export interface WorkbenchOptions extends z.input<typeof workbenchOptionsSchema> {}
 
 /** Builds the FileManager middleware and the package's tools on one workspace root. */
 export function createWorkbench(options: WorkbenchOptions = {}): Workbench {

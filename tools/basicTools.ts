@@ -4,28 +4,8 @@ import type { EnvironmentOption } from "../src/environment/environment.js";
 import { ENVIRONMENT_OPTION_MESSAGE, isEnvironmentOption, type ThreadEnvironments } from "../src/environment/threadEnvironment.js";
 import { markWorkbenchTool, toolError } from "./toolResult.js";
 import { createRunCommandTool, runCommandOptionsSchema, type RunCommandToolOptions } from "./runCommand.js";
-import { keysOf, parseOptions } from "../src/options.js";
+import { checkedAs, keysOf, parseOptions } from "../src/options.js";
 import { sharedEnvironmentsOf, withSharedEnvironments } from "../src/environment/sharedEnvironments.js";
-
-/** Options of {@link createBasicTools}. */
-export interface BasicToolsOptions {
-  /** Workspace root (else `WORKBENCH_ROOT`, else `./agent_files`). Use the middleware's value. */
-  rootDir?: string;
-  /**
-   * Include `run_command`. Default: `WORKBENCH_ENABLE_SHELL=true` in the environment, else false.
-   * A shell reaches beyond the workspace; enable it deliberately.
-   */
-  enableShell?: boolean;
-  /** `run_command` settings (timeouts, output cap, `allowDangerous`, extra env). */
-  shell?: Omit<RunCommandToolOptions, "rootDir" | "environment">;
-  /**
-   * Where `run_command` runs: an Environment, or `(threadId) => Environment` for one per thread.
-   * Default: this machine. Give every part the same (see `createWorkbench({ environment })`).
-   */
-  environment?: EnvironmentOption;
-  /** Clock for `get_current_time` (tests). Default `() => new Date()`. */
-  now?: () => Date;
-}
 
 /**
  * The checks on {@link BasicToolsOptions}, strict at every level. `shell` is checked for its keys
@@ -33,12 +13,27 @@ export interface BasicToolsOptions {
  * run_command when it is built.
  */
 export const basicToolsOptionsSchema = z.strictObject({
+  /** Workspace root (else `WORKBENCH_ROOT`, else `./agent_files`). Use the middleware's value. */
   rootDir: z.string().min(1).optional(),
+  /**
+   * Include `run_command`. Default: `WORKBENCH_ENABLE_SHELL=true` in the environment, else false.
+   * A shell reaches beyond the workspace; enable it deliberately.
+   */
   enableShell: z.boolean().optional(),
-  shell: keysOf(runCommandOptionsSchema).optional(),
+  /** `run_command` settings (timeouts, output cap, `allowDangerous`, extra env). */
+  shell: checkedAs<Omit<RunCommandToolOptions, "rootDir" | "environment">>(keysOf(runCommandOptionsSchema)).optional(),
+  /**
+   * Where `run_command` runs: an Environment, or `(threadId) => Environment` for one per thread.
+   * Default: this machine. Give every part the same (see `createWorkbench({ environment })`).
+   */
   environment: z.custom<EnvironmentOption>(isEnvironmentOption, ENVIRONMENT_OPTION_MESSAGE).optional(),
+  /** Clock for `get_current_time` (tests). Default `() => new Date()`. */
   now: z.custom<() => Date>((v) => typeof v === "function", "now must be a function returning a Date").optional(),
 });
+
+/** Options of {@link createBasicTools} (the schema's input). */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- a name for the schema's input type (tooltips, errors and docs/api.md show it); its members are the schema's
+export interface BasicToolsOptions extends z.input<typeof basicToolsOptionsSchema> {}
 
 /**
  * The package's basic tools: `get_current_time` always, `run_command` when the shell is

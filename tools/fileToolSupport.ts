@@ -15,7 +15,7 @@ import { isLocalFileOperations } from "../src/environment/locality.js";
 import { ENVIRONMENT_OPTION_MESSAGE, isEnvironmentOption, ThreadEnvironments } from "../src/environment/threadEnvironment.js";
 import { OpenRefusedError, type FileOperations, type OpenGuard } from "../src/environment/fileOperations.js";
 import { accessOpenGuard, contentAccessReason, type AccessPolicy } from "../src/guards/access.js";
-import { protectedPathList, protectedPathsOptionSchema, type ProtectedPath, type ProtectedPathsOption } from "../src/guards/protectedPaths.js";
+import { protectedPathList, protectedPathsOptionSchema, type ProtectedPath } from "../src/guards/protectedPaths.js";
 import type { CredentialPattern } from "../src/guards/credentials.js";
 import { LIMITS } from "../src/guards/limits.js";
 import { writeTargetReason } from "../src/guards/writeTargets.js";
@@ -23,71 +23,10 @@ import { resolveRootDir, Workspace, WorkspacePathError } from "../src/workspace.
 import { assertUsableRootDir, rootDirIsLocal } from "../src/environment/rootDir.js";
 import { workspaceFromConfig } from "../src/context/thread.js";
 import { FileToolCaches } from "./lineCounts.js";
-import { parseOptions } from "../src/options.js";
+import { checkedAs, parseOptions } from "../src/options.js";
 import { toolAnswer, toolError } from "./toolResult.js";
 import { registerFileToolProbe, type FileToolProbe, type FileToolTarget } from "../src/context/probes.js";
 import { WorkbenchError } from "../src/workbenchError.js";
-
-/** Options of {@link createFileTools} and of each file tool. */
-export interface FileToolOptions {
-  /** Root holding the per-thread directories (default `WORKBENCH_ROOT`, else `./agent_files`). */
-  rootDir?: string;
-  /**
-   * `true` (default): every path stays inside the thread's workspace. `false`: open mode — any
-   * path the process can reach; relative paths still start in the workspace, `~` is the home
-   * directory, and the device, credential and write-deny lists stay in force.
-   */
-  confine?: boolean;
-  /**
-   * Backend for file access (default: the thread environment's, else {@link LocalFileOperations}:
-   * native fs, no shell). Given together with `environment`, `fileOps` wins for file access.
-   */
-  fileOps?: FileOperations;
-  /**
-   * Where the thread's files are and its commands run: an Environment, or
-   * `(threadId) => Environment` for one per thread. Its native `fileOps` is used, else a shell
-   * over its `exec`; search_files runs ripgrep inside it when it has one. Default: this machine.
-   */
-  environment?: EnvironmentOption;
-  /** Largest read_file answer in characters (default 100,000); larger windows get guidance instead. */
-  maxReadChars?: number;
-  /** Largest PNG/JPEG/GIF/WebP file read_file shows the model as an image block, in bytes (default 5 MiB). */
-  maxImageBytes?: number;
-  /**
-   * Show images to the model as image blocks (default `true`). Turn it off for a model or
-   * provider API that takes no images in tool results (OpenAI Chat Completions): images are then
-   * refused with guidance.
-   */
-  readImages?: boolean;
-  /** Extra credential-file patterns (globs on the base name, or RegExps on the path). */
-  credentialPatterns?: CredentialPattern[];
-  /** Mask secrets in read_file output (default `true`). */
-  redactSecrets?: boolean;
-  /**
-   * Files up to this size get their total line count before read_file answers (default 32 MiB);
-   * bigger files answer at once with "at least N lines" while the count runs in the background
-   * and is cached per (path, size, mtime) for the next read.
-   */
-  countLinesInlineMaxBytes?: number;
-  /** Home directory for `~` and the write-deny list (default `os.homedir()`). */
-  homeDir?: string;
-  /**
-   * Read files that have more than one hard link (default `false`: refused, because another
-   * name of the same file may be a credential file). See README "Security model".
-   */
-  allowHardLinks?: boolean;
-  /**
-   * Workspace paths write_file and patch never write (shell rc files, `.git/config`,
-   * `.git/hooks/`, `.vscode/`…; the list in src/guards/protectedPaths.ts, the same the sandbox
-   * binds read-only): `{ paths?, extra?, allowGitConfig?, protectAgentInstructions? }`, or `false`.
-   */
-  protectedPaths?: ProtectedPathsOption;
-  /**
-   * Where read_file keeps line counts and line indexes between calls (default: a new one per
-   * tool). Tools given the same caches share them; its `close()` releases them.
-   */
-  caches?: FileToolCaches;
-}
 
 /** {@link FileToolOptions} with defaults applied and values validated. */
 export interface ResolvedFileToolOptions {
@@ -117,22 +56,64 @@ export const positiveInt = (name: string) => {
   return z.number(message).int(message).min(1, message).optional();
 };
 
-/** The fields of {@link fileToolOptionsSchema}, for the schemas that take some of them (search_files). */
+/** The fields of {@link fileToolOptionsSchema} with their documentation, for the schemas that take some of them (search_files). */
 export const fileToolOptionsShape = {
+  /** Root holding the per-thread directories (default `WORKBENCH_ROOT`, else `./agent_files`). */
   rootDir: z.string("rootDir must be a non-empty string").refine((s) => s.trim() !== "", "rootDir must be a non-empty string").optional(),
+  /**
+   * `true` (default): every path stays inside the thread's workspace. `false`: open mode — any
+   * path the process can reach; relative paths still start in the workspace, `~` is the home
+   * directory, and the device, credential and write-deny lists stay in force.
+   */
   confine: z.boolean("confine must be a boolean").optional(),
+  /**
+   * Backend for file access (default: the thread environment's, else {@link LocalFileOperations}:
+   * native fs, no shell). Given together with `environment`, `fileOps` wins for file access.
+   */
   fileOps: z.custom<FileOperations>(() => true).optional(),
+  /**
+   * Where the thread's files are and its commands run: an Environment, or
+   * `(threadId) => Environment` for one per thread. Its native `fileOps` is used, else a shell
+   * over its `exec`; search_files runs ripgrep inside it when it has one. Default: this machine.
+   */
   environment: z.custom<EnvironmentOption>(isEnvironmentOption, ENVIRONMENT_OPTION_MESSAGE).optional(),
+  /** Largest read_file answer in characters (default 100,000); larger windows get guidance instead. */
   maxReadChars: positiveInt("maxReadChars"),
-  // Checked below: ignored when images are off.
-  maxImageBytes: z.number("maxImageBytes must be a positive integer").optional(),
+  /** Largest PNG/JPEG/GIF/WebP file read_file shows the model as an image block, in bytes (default 5 MiB). */
+  maxImageBytes: z.number("maxImageBytes must be a positive integer").optional(), // checked below: ignored when images are off
+  /**
+   * Show images to the model as image blocks (default `true`). Turn it off for a model or
+   * provider API that takes no images in tool results (OpenAI Chat Completions): images are then
+   * refused with guidance.
+   */
   readImages: z.boolean("readImages must be a boolean").optional(),
-  credentialPatterns: z.array(z.union([z.string(), z.instanceof(RegExp)]), "credentialPatterns must be an array of globs or RegExps").optional(),
+  /** Extra credential-file patterns (globs on the base name, or RegExps on the path). */
+  credentialPatterns: checkedAs<CredentialPattern[]>(z.array(z.union([z.string(), z.instanceof(RegExp)]), "credentialPatterns must be an array of globs or RegExps")).optional(),
+  /** Mask secrets in read_file output (default `true`). */
   redactSecrets: z.boolean("redactSecrets must be a boolean").optional(),
+  /**
+   * Files up to this size get their total line count before read_file answers (default 32 MiB);
+   * bigger files answer at once with "at least N lines" while the count runs in the background
+   * and is cached per (path, size, mtime) for the next read.
+   */
   countLinesInlineMaxBytes: positiveInt("countLinesInlineMaxBytes"),
+  /** Home directory for `~` and the write-deny list (default `os.homedir()`). */
   homeDir: z.string("homeDir must be an absolute path").refine((p) => path.isAbsolute(p), "homeDir must be an absolute path").optional(),
+  /**
+   * Read files that have more than one hard link (default `false`: refused, because another
+   * name of the same file may be a credential file). See README "Security model".
+   */
   allowHardLinks: z.boolean("allowHardLinks must be a boolean").optional(),
+  /**
+   * Workspace paths write_file and patch never write (shell rc files, `.git/config`,
+   * `.git/hooks/`, `.vscode/`…; the list in src/guards/protectedPaths.ts, the same the sandbox
+   * binds read-only): `{ paths?, extra?, allowGitConfig?, protectAgentInstructions? }`, or `false`.
+   */
   protectedPaths: protectedPathsOptionSchema.optional(),
+  /**
+   * Where read_file keeps line counts and line indexes between calls (default: a new one per
+   * tool). Tools given the same caches share them; its `close()` releases them.
+   */
   caches: z.instanceof(FileToolCaches, { error: "caches must be a FileToolCaches" }).optional(),
 };
 
@@ -145,11 +126,14 @@ function checkImageBytes(o: { readImages?: boolean | undefined; maxImageBytes?: 
 }
 
 /**
- * The checks on {@link FileToolOptions} (kept as an interface for its documentation; a type
- * test asserts the two agree). `fileOps` is checked by `assertFileOperations`, which names the
- * missing methods.
+ * The checks on {@link FileToolOptions}, whose type is inferred from it. `fileOps` is checked by
+ * `assertFileOperations`, which names the missing methods.
  */
 export const fileToolOptionsSchema = z.strictObject(fileToolOptionsShape, "file tool options must be an object").superRefine(checkImageBytes);
+
+/** Options of {@link createFileTools} and of each file tool (what callers write: the schema's input). */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- a name for the schema's input type (tooltips, errors and docs/api.md show it); its members are the schema's
+export interface FileToolOptions extends z.input<typeof fileToolOptionsSchema> {}
 
 /** Applies defaults and validates; throws a TypeError naming the bad options (at construction, not per call). */
 export function resolveFileToolOptions(options: FileToolOptions = {}): ResolvedFileToolOptions {

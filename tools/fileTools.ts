@@ -10,23 +10,25 @@ import { parseOptions } from "../src/options.js";
 import type { ThreadEnvironments } from "../src/environment/threadEnvironment.js";
 import { sharedEnvironmentsOf } from "../src/environment/sharedEnvironments.js";
 import { markWorkbenchTool } from "./toolResult.js";
-import { fileToolOptionsSchema, fileToolSettings, type FileToolOptions } from "./fileToolSupport.js";
+import type { z } from "zod";
+import { fileToolOptionsSchema, fileToolSettings } from "./fileToolSupport.js";
 import { FileToolCaches } from "./lineCounts.js";
 import { patchToolFrom } from "./patchTool.js";
 import { readFileToolFrom } from "./readFile.js";
-import { searchFilesToolFrom, searchSettingsSchema, type SearchSettings } from "./searchFiles.js";
+import { searchFilesToolFrom, searchSettingsSchema } from "./searchFiles.js";
 import { writeFileToolFrom } from "./writeFile.js";
 
 export type { FileToolOptions } from "./fileToolSupport.js";
 
-/** Options of {@link createFileTools}: the shared file-tool options plus search-only settings. */
-export interface FileToolsOptions extends FileToolOptions {
-  /** search_files only: engine, ripgrep path, time and size limits (as `createSearchFilesTool` takes them). */
-  search?: SearchSettings;
-}
-
 /** The checks on {@link FileToolsOptions}, values included: the file-tool options plus `search`. */
-export const fileToolsOptionsSchema = fileToolOptionsSchema.safeExtend({ search: searchSettingsSchema.optional() });
+export const fileToolsOptionsSchema = fileToolOptionsSchema.safeExtend({
+  /** search_files only: engine, ripgrep path, time and size limits (as `createSearchFilesTool` takes them). */
+  search: searchSettingsSchema.optional(),
+});
+
+/** Options of {@link createFileTools}: the shared file-tool options plus search-only settings (the schema's input). */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- a name for the schema's input type (tooltips, errors and docs/api.md show it); its members are the schema's
+export interface FileToolsOptions extends z.input<typeof fileToolsOptionsSchema> {}
 
 /** The four file tools, in the order a model usually needs them. */
 export function createFileTools(options: FileToolsOptions = {}) {

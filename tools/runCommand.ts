@@ -11,7 +11,6 @@ import {
   DEFAULT_MAX_OUTPUT_CHARS,
   prepareCommandSandbox,
   runAgentCommand,
-  type CommandSandboxOptions,
   type ShellCommandResult,
 } from "../src/environment/runShellCommand.js";
 import type { EnvironmentOption } from "../src/environment/environment.js";
@@ -22,58 +21,37 @@ import { assertUsableRootDir, rootDirIsLocal } from "../src/environment/rootDir.
 import { resolveRootDir } from "../src/workspace.js";
 import { parseOptions } from "../src/options.js";
 
-/** Options of the `run_command` tool. */
-export interface RunCommandToolOptions {
+/** The checks on {@link RunCommandToolOptions} (strict: an unknown key throws, naming the accepted ones). */
+export const runCommandOptionsSchema = z.strictObject({
+  ...commandSandboxSchema,
   /** Workspace root (else `WORKBENCH_ROOT`, else `./agent_files`). */
-  rootDir?: string;
+  rootDir: z.string().min(1).optional(),
+  /**
+   * Where commands run: an Environment for every thread, or `(threadId) => Environment` for one
+   * per thread (see `createWorkbench`). Default: this machine, sandboxed ({@link commandEnvironmentForThread}).
+   */
+  environment: z.custom<EnvironmentOption>(isEnvironmentOption, ENVIRONMENT_OPTION_MESSAGE).optional(),
+  /** File access used to create the thread directory (default: the environment's own). */
+  fileOps: z.custom<FileOperations>((v) => typeof v === "object" && v !== null && typeof (v as FileOperations).mkdirp === "function", "fileOps must implement FileOperations").optional(),
   /** Default timeout in seconds when the model gives none. Default 60. */
-  defaultTimeoutSeconds?: number;
+  defaultTimeoutSeconds: z.number().positive().max(86_400).optional(),
   /** Largest timeout the model may ask for, in seconds. Default 600. */
-  maxTimeoutSeconds?: number;
+  maxTimeoutSeconds: z.number().positive().max(86_400).optional(),
   /** Output cap in characters. Default 30,000. */
-  maxOutputChars?: number;
+  maxOutputChars: z.number().int().min(200).optional(),
   /**
    * Run commands that `isDangerousCommand` flags. Default false: they are refused. Set it
    * only when a human approves each call, e.g.
    * `humanInTheLoopMiddleware({ interruptOn: { run_command: { allowedDecisions: ["approve", "reject"] } } })`.
    */
-  allowDangerous?: boolean;
-  /** Extra variables for the child, added after scrubbing (so they are passed on purpose). */
-  env?: Record<string, string>;
-  /**
-   * Where commands run: an Environment for every thread, or `(threadId) => Environment` for one
-   * per thread (see `createWorkbench`). Default: this machine, sandboxed ({@link commandEnvironmentForThread}).
-   */
-  environment?: EnvironmentOption;
-  /** File access used to create the thread directory (default: the environment's own). */
-  fileOps?: FileOperations;
-  /** Sandbox for commands on this machine: `"auto"` (default), `"required"` or `"off"`; see {@link CommandSandboxOptions}. */
-  sandbox?: CommandSandboxOptions["sandbox"];
-  /**
-   * Network inside the sandbox: `false` (default), `true`, or `{ allow: [...], deny? }` (only
-   * those hosts, through the egress proxy); see {@link CommandSandboxOptions}.
-   */
-  network?: CommandSandboxOptions["network"];
-  /** Credentials commands see only as sentinels; see {@link CommandSandboxOptions}. */
-  secrets?: CommandSandboxOptions["secrets"];
-  /** Resource limits of each sandboxed command; see {@link CommandSandboxOptions}. */
-  limits?: CommandSandboxOptions["limits"];
-  /** Workspace paths read-only in the sandbox (default list in guards/protectedPaths.ts); see {@link CommandSandboxOptions}. */
-  protectedPaths?: CommandSandboxOptions["protectedPaths"];
-}
-
-/** The checks on {@link RunCommandToolOptions} (strict: an unknown key throws, naming the accepted ones). */
-export const runCommandOptionsSchema = z.strictObject({
-  ...commandSandboxSchema,
-  rootDir: z.string().min(1).optional(),
-  environment: z.custom<EnvironmentOption>(isEnvironmentOption, ENVIRONMENT_OPTION_MESSAGE).optional(),
-  fileOps: z.custom<FileOperations>((v) => typeof v === "object" && v !== null && typeof (v as FileOperations).mkdirp === "function", "fileOps must implement FileOperations").optional(),
-  defaultTimeoutSeconds: z.number().positive().max(86_400).optional(),
-  maxTimeoutSeconds: z.number().positive().max(86_400).optional(),
-  maxOutputChars: z.number().int().min(200).optional(),
   allowDangerous: z.boolean().optional(),
+  /** Extra variables for the child, added after scrubbing (so they are passed on purpose). */
   env: z.record(z.string(), z.string()).optional(),
 });
+
+/** Options of the `run_command` tool: the schema's input (its sandbox fields are `CommandSandboxOptions`'s). */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- a name for the schema's input type (tooltips, errors and docs/api.md show it); its members are the schema's
+export interface RunCommandToolOptions extends z.input<typeof runCommandOptionsSchema> {}
 
 const runCommandInput = z.object({
   command: z

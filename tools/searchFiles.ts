@@ -27,7 +27,6 @@ import {
   fileToolSettings,
   positiveInt,
   threadFileOptions,
-  type FileToolOptions,
   type ResolvedFileToolOptions,
 } from "./fileToolSupport.js";
 
@@ -35,36 +34,19 @@ export const SEARCH_DEFAULT_LIMIT = 50;
 export const SEARCH_MAX_LIMIT = 500;
 export const SEARCH_MAX_CONTEXT = 10;
 
-/** Options of {@link createSearchFilesTool}. */
-export interface SearchFilesToolOptions
-  extends Pick<FileToolOptions, "rootDir" | "confine" | "credentialPatterns" | "redactSecrets" | "homeDir" | "allowHardLinks" | "fileOps" | "environment"> {
+/** The search-only settings (engine and limits): `createFileTools({ search })` takes these. */
+export const searchSettingsShape = {
   /**
    * `"auto"` (default): ripgrep when `rg` runs where the thread's files are (this machine, or
    * inside the thread's environment), else JS; `"ripgrep"` or `"js"` to force one.
    */
-  engine?: "auto" | "ripgrep" | "js";
+  engine: z.enum(["auto", "ripgrep", "js"], 'engine must be "auto", "ripgrep" or "js"').optional(),
   /** ripgrep executable (default `rg` from PATH). */
-  ripgrepPath?: string;
+  ripgrepPath: z.string("ripgrepPath must be a string").optional(),
   /**
    * Per-call time limit in ms (default 30,000); the answer then says it is incomplete, or, when
    * the JS engine's regex was still running on one file, asks for a simpler pattern.
    */
-  timeoutMs?: number;
-  /** Matches (or files) collected per call before stopping (default 10,000). */
-  maxResults?: number;
-  /** Cap on the engine's raw output in bytes (default 16 MiB). */
-  maxOutputBytes?: number;
-  /** Match and context lines longer than this are cut (default 500). */
-  maxLineChars?: number;
-}
-
-/** The search-only settings (engine and limits): `createFileTools({ search })` takes these. */
-export const searchSettingsShape = {
-  /** `"auto"` (default): ripgrep when `rg` runs where the thread's files are, else JS; `"ripgrep"` or `"js"` to force one. */
-  engine: z.enum(["auto", "ripgrep", "js"], 'engine must be "auto", "ripgrep" or "js"').optional(),
-  /** ripgrep executable (default `rg` from PATH). */
-  ripgrepPath: z.string("ripgrepPath must be a string").optional(),
-  /** Per-call time limit in ms (default 30,000). */
   timeoutMs: positiveInt("timeoutMs"),
   /** Matches (or files) collected per call before stopping (default 10,000). */
   maxResults: positiveInt("maxResults"),
@@ -76,21 +58,23 @@ export const searchSettingsShape = {
 export const searchSettingsSchema = z.strictObject(searchSettingsShape, "search options must be an object");
 export type SearchSettings = z.input<typeof searchSettingsSchema>;
 
+/** `shape`'s fields named in `keys`, in that order, their documentation kept (a `Pick`). */
+function pickFields<T extends object, const K extends keyof T>(shape: T, keys: readonly K[]): Pick<T, K> {
+  return Object.fromEntries(keys.map((k) => [k, shape[k]])) as Pick<T, K>;
+}
+
 /** The checks on {@link SearchFilesToolOptions}: the file-tool options search uses plus its own settings, values included. */
 export const searchFilesToolOptionsSchema = z.strictObject(
   {
-    rootDir: fileToolOptionsShape.rootDir,
-    confine: fileToolOptionsShape.confine,
-    credentialPatterns: fileToolOptionsShape.credentialPatterns,
-    redactSecrets: fileToolOptionsShape.redactSecrets,
-    homeDir: fileToolOptionsShape.homeDir,
-    allowHardLinks: fileToolOptionsShape.allowHardLinks,
-    fileOps: fileToolOptionsShape.fileOps,
-    environment: fileToolOptionsShape.environment,
+    ...pickFields(fileToolOptionsShape, ["rootDir", "confine", "credentialPatterns", "redactSecrets", "homeDir", "allowHardLinks", "fileOps", "environment"]),
     ...searchSettingsShape,
   },
   "search_files options must be an object",
 );
+
+/** Options of {@link createSearchFilesTool} (the schema's input). */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- a name for the schema's input type (tooltips, errors and docs/api.md show it); its members are the schema's
+export interface SearchFilesToolOptions extends z.input<typeof searchFilesToolOptionsSchema> {}
 
 export const searchFilesSchema = z.object({
   pattern: z

@@ -32,44 +32,10 @@ import {
 } from "../src/web/select.js";
 import type { SummarizeOptions, SummarizeResult } from "../src/web/summarize.js";
 import type { WebBackend, WebBackendName } from "../src/web/types.js";
-import { parseOptions, strictKeys } from "../src/options.js";
+import { checkedAs, parseOptions, strictKeys } from "../src/options.js";
 
 /** Summarisation thresholds; the model, URL, signal and progress are supplied per call. */
 export type SummaryTuning = Omit<SummarizeOptions, "model" | "onProgress" | "signal" | "url">;
-
-/** Options of {@link createWebTools}. */
-export interface WebToolsOptions {
-  /**
-   * Backend for `web_search`: a ready {@link WebBackend}, a name, or `false` to leave web_search
-   * out. Default: env `WEB_SEARCH_BACKEND`, else the first vendor with credentials (firecrawl >
-   * parallel > tavily > exa), else web_search is left out with one warning at build time. A
-   * backend named here or in the env switch must have its key: building throws otherwise.
-   */
-  searchBackend?: Exclude<WebBackendName, "fetch"> | WebBackend | false;
-  /** Backend for `web_extract`, chosen like `searchBackend` (env `WEB_EXTRACT_BACKEND`), else the keyless `fetch`. */
-  extractBackend?: WebBackendName | WebBackend;
-  /** Per-backend keys, base URLs, timeouts, retries. Unset keys/URLs come from the environment. */
-  backends?: WebBackendsConfig;
-  /** Environment to read keys and switches from. Default `process.env` (read once, here). */
-  env?: Env;
-  /** SSRF guard options for every URL (`allowPrivate`, `allowHosts`). Default private off (env `WORKBENCH_ALLOW_PRIVATE_URLS`). */
-  urlSafety?: UrlSafetyOptions;
-  /** Website policy (blocklist, robots.txt) or its options. Default: no blocklist, robots.txt advisory. */
-  policy?: WebsitePolicy | WebPolicyOptions;
-  /** LLM used to summarise long pages; `false` disables. Default: `summarizerFromEnv()` (env `WORKBENCH_SUMMARY_MODEL`). */
-  summarizer?: BaseChatModel | false;
-  /** Summarisation thresholds and limits (see `summarizeContent`). */
-  summary?: SummaryTuning;
-  /** Debug log (`WEB_TOOLS_DEBUG=true` → `logs/web_tools_debug_<uuid>.json`). */
-  debug?: WebDebugOptions;
-  /** Most URLs one `web_extract` call accepts. Default 10, at most 50. */
-  maxUrls?: number;
-  /**
-   * Cap of the raw (unsummarised) content per URL; longer pages are cut with a warning. Default
-   * 100,000 characters, so one page cannot flood the context.
-   */
-  maxContentChars?: number;
-}
 
 /** One `web_extract` result as the model sees it. */
 export interface WebExtractToolResult {
@@ -107,7 +73,8 @@ const backendChoice = <Name extends WebBackendName>() =>
   ]);
 
 // The nested options objects: their keys are checked here (an unknown key throws at build time),
-// their values by the code that reads them (backends, policy, summariser, debug log).
+// their values by the code that reads them (backends, policy, summariser, debug log); each is
+// typed as the options interface it checks the keys of.
 const urlSafetyKeys = strictKeys<UrlSafetyOptions>({ allowPrivate: true, allowHosts: true, lookup: true });
 const vendorKeys = { apiKey: true, baseUrl: true, timeoutMs: true, retry: strictKeys<RetryPolicy>({ attempts: true, baseDelayMs: true, maxDelayMs: true }) } as const;
 const backendsKeys = strictKeys<WebBackendsConfig>({
@@ -153,18 +120,41 @@ const summaryKeys = strictKeys<SummarizeOptions>({
 
 /** The options schema of {@link createWebTools}: strict at every level (an unknown key throws, naming the accepted ones). */
 export const webToolsOptionsSchema = z.strictObject({
+  /**
+   * Backend for `web_search`: a ready {@link WebBackend}, a name, or `false` to leave web_search
+   * out. Default: env `WEB_SEARCH_BACKEND`, else the first vendor with credentials (firecrawl >
+   * parallel > tavily > exa), else web_search is left out with one warning at build time. A
+   * backend named here or in the env switch must have its key: building throws otherwise.
+   */
   searchBackend: z.union([z.literal(false), backendChoice<Exclude<WebBackendName, "fetch">>()]).optional(),
+  /** Backend for `web_extract`, chosen like `searchBackend` (env `WEB_EXTRACT_BACKEND`), else the keyless `fetch`. */
   extractBackend: backendChoice<WebBackendName>().optional(),
+  /** Per-backend keys, base URLs, timeouts, retries. Unset keys/URLs come from the environment. */
   backends: backendsKeys.optional(),
-  env: z.record(z.string(), z.string().optional()).optional(),
+  /** Environment to read keys and switches from. Default `process.env` (read once, here). */
+  env: checkedAs<Env>(z.record(z.string(), z.string().optional())).optional(),
+  /** SSRF guard options for every URL (`allowPrivate`, `allowHosts`). Default private off (env `WORKBENCH_ALLOW_PRIVATE_URLS`). */
   urlSafety: urlSafetyKeys.optional(),
+  /** Website policy (blocklist, robots.txt) or its options. Default: no blocklist, robots.txt advisory. */
   policy: z.union([z.instanceof(WebsitePolicy), policyKeys]).optional(),
+  /** LLM used to summarise long pages; `false` disables. Default: `summarizerFromEnv()` (env `WORKBENCH_SUMMARY_MODEL`). */
   summarizer: z.union([z.literal(false), z.custom<BaseChatModel>((v) => typeof v === "object" && v !== null, "a chat model")]).optional(),
-  summary: summaryKeys.optional(),
+  /** Summarisation thresholds and limits (see `summarizeContent`). */
+  summary: checkedAs<SummaryTuning>(summaryKeys).optional(),
+  /** Debug log (`WEB_TOOLS_DEBUG=true` → `logs/web_tools_debug_<uuid>.json`). */
   debug: strictKeys<WebDebugOptions>({ enabled: true, dir: true, maxCalls: true }).optional(),
+  /** Most URLs one `web_extract` call accepts. Default 10, at most 50. */
   maxUrls: z.number().int().min(1).max(50).optional(),
+  /**
+   * Cap of the raw (unsummarised) content per URL; longer pages are cut with a warning. Default
+   * 100,000 characters, so one page cannot flood the context.
+   */
   maxContentChars: z.number().int().min(1_000).optional(),
 });
+
+/** Options of {@link createWebTools} (the schema's input). */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- a name for the schema's input type (tooltips, errors and docs/api.md show it); its members are the schema's
+export interface WebToolsOptions extends z.input<typeof webToolsOptionsSchema> {}
 
 type Writer = ((chunk: unknown) => void) | null | undefined;
 

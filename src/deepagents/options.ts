@@ -87,6 +87,7 @@ export const workbenchBackendOptionsSchema = z.strictObject(
     /** Most files `glob`/`grep` visit, and entries `delete` removes, before a truncated result or a refusal (default 20,000). */
     maxWalkFiles: positiveInt("maxWalkFiles"),
     /**
+     * Ignored (deprecated): accepted so existing callers keep working.
      * @deprecated Ignored: `grep` runs on the package's search engine, whose per-file limit is
      * `LIMITS.searchJsMaxFileBytes` (ripgrep has none). Accepted so existing callers keep working.
      */

@@ -10,8 +10,8 @@ import { z } from "zod";
 import type { Environment } from "./environment.js";
 import { shellQuote } from "./shellQuote.js";
 import { commandEnvironmentFor, defaultSandboxEnv, SandboxEnvironment, sandboxLimitsSchema, type CommandEnvironment } from "./sandboxEnvironment.js";
-import { protectedPathsOptionSchema, type ProtectedPathsOption } from "../guards/protectedPaths.js";
-import { networkOptionSchema, secretsOptionSchema, type NetworkOption, type SecretsOption } from "./egressProxy.js";
+import { protectedPathsOptionSchema } from "../guards/protectedPaths.js";
+import { networkOptionSchema, secretsOptionSchema } from "./egressProxy.js";
 import { defaultLocalEnvironment, isLocalEnvironment, type ThreadEnvironments } from "./threadEnvironment.js";
 import type { FileOperations } from "./fileOperations.js";
 import { redactSecrets } from "../guards/redact.js";
@@ -173,8 +173,8 @@ export function runShellCommand(command: string, options: RunShellCommandOptions
   return execCapped(defaultLocalEnvironment(), command, options);
 }
 
-/** How commands on this machine are isolated (`shell` options of run_command and WorkbenchBackend.execute). */
-export interface CommandSandboxOptions {
+/** The fields of {@link CommandSandboxOptions}, with their checks (spread into the schemas of run_command and WorkbenchBackend.execute). */
+export const commandSandboxSchema = {
   /**
    * `"auto"` (default): each command runs in a bubblewrap sandbox when bwrap works here (see
    * README "Local sandbox"), else unsandboxed with one warning when the tool is built and a note
@@ -183,34 +183,30 @@ export interface CommandSandboxOptions {
    * Only for commands on this machine: a configured `environment` (container, SSH host) is its
    * own isolation.
    */
-  sandbox?: "auto" | "required" | "off";
+  sandbox: z.enum(["auto", "required", "off"]).optional(),
   /**
    * Network of sandboxed commands. `false` (default): none at all. `true`: the host's network.
    * `{ allow: [...], deny?, onEgress? }`: only the listed hosts, through the egress proxy
    * (README "Network and secrets in the sandbox"); needs the sandbox (never falls back to unsandboxed).
    */
-  network?: NetworkOption;
+  network: networkOptionSchema.optional(),
   /** Credentials commands see only as sentinels: `{ GITHUB_TOKEN: { value, hosts: ["api.github.com"] } }`. Needs an allow-list. */
-  secrets?: SecretsOption;
+  secrets: secretsOptionSchema.optional(),
   /**
    * Resource limits of each sandboxed command (processes, memoryBytes, cpuSeconds, fileSizeBytes,
    * tmpfsBytes, outputBytes); unset ones keep their defaults (`SANDBOX_LIMITS`, README "Local sandbox").
    */
-  limits?: z.input<typeof sandboxLimitsSchema>;
+  limits: sandboxLimitsSchema.optional(),
   /**
    * Workspace paths read-only in the sandbox (shell rc files, `.git/config`, `.git/hooks/`,
    * `.vscode/`…, see guards/protectedPaths.ts): `{ paths?, extra?, allowGitConfig?, protectAgentInstructions? }`, or `false`.
    */
-  protectedPaths?: ProtectedPathsOption;
-}
-
-export const commandSandboxSchema = {
-  sandbox: z.enum(["auto", "required", "off"]).optional(),
-  network: networkOptionSchema.optional(),
-  secrets: secretsOptionSchema.optional(),
-  limits: sandboxLimitsSchema.optional(),
   protectedPaths: protectedPathsOptionSchema.optional(),
 };
+
+/** How commands on this machine are isolated (`shell` options of run_command and WorkbenchBackend.execute): {@link commandSandboxSchema}'s input. */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- a name for the schema's input type (tooltips, errors and docs/api.md show it); its members are the schema's
+export interface CommandSandboxOptions extends z.input<z.ZodObject<typeof commandSandboxSchema>> {}
 
 /**
  * Where a thread's commands run: the configured environment, else this machine — sandboxed by

@@ -56,7 +56,8 @@ export const sandboxLimitsSchema = z.strictObject({
 /** The limits in force: every one set. */
 export type SandboxLimits = { [K in SandboxLimitName]: number };
 
-const sandboxOptionsSchema = z.strictObject({
+/** The checks on {@link SandboxEnvironmentOptions}. */
+export const sandboxOptionsSchema = z.strictObject({
   /** The one writable directory (on the host), bound read-write at `mountPath` inside. */
   workspaceDir: absolutePath.refine((p) => path.resolve(p) !== "/", "must not be the file system root"),
   /**
@@ -670,15 +671,23 @@ export class SandboxEnvironment implements Environment {
   }
 }
 
-const commandEnvironmentSchema = z.strictObject({
+/** The checks on {@link CommandEnvironmentOptions}. */
+export const commandEnvironmentSchema = z.strictObject({
   /** "auto" (default): sandbox when available, else unsandboxed with one warning. "required": throw. "off": never. */
   sandbox: z.enum(["auto", "required", "off"]).optional(),
+  /** Network of the sandboxed commands, as {@link SandboxEnvironmentOptions}' `network`; an allow-list never falls back to unsandboxed. */
   network: networkOptionSchema.optional(),
+  /** Credentials the commands see only as sentinels (needs `network: { allow }`), as {@link SandboxEnvironmentOptions}' `secrets`. */
   secrets: secretsOptionSchema.optional(),
+  /** Variables of every command when a call gives none. Default: PATH, HOME, LANG, TMPDIR (sandboxed or not). */
   env: z.record(z.string(), z.string()).optional(),
+  /** The bwrap executable. Default: `bwrap` found on PATH. */
   bwrapPath: absolutePath.optional(),
+  /** Timeout when a call gives none, in ms. Default 60,000. */
   defaultTimeoutMs: z.number().positive().finite().optional(),
+  /** Resource limits of each sandboxed command (defaults: `SANDBOX_LIMITS` in guards/limits.ts). */
   limits: sandboxLimitsSchema.optional(),
+  /** Workspace paths bound read-only in the sandbox (default list in guards/protectedPaths.ts); `false`: none. */
   protectedPaths: protectedPathsOptionSchema.optional(),
 });
 

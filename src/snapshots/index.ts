@@ -46,44 +46,42 @@ export const DEFAULT_RETENTION: RetentionPolicy = Object.freeze({
 /** Options of time travel (the FileManager's `timeTravel`). */
 export const timeTravelOptionsSchema = z
   .object({
-    restore: z
-      .enum(["auto", "ask", "off"])
-      .optional()
-      .describe('On a rewind or fork: "auto" restores the checkpoint\'s files, "ask" interrupts the run for the app to decide, "off" leaves the files.'),
-    ignoreNames: z
-      .array(z.string().min(1).regex(/^[^\\/]+$/, "plain entry names, no slashes"))
-      .optional()
-      .describe('Names never snapshotted and left as they are on restore (default [".git", "node_modules"]).'),
-    exclude: z.array(z.string().min(1)).optional().describe("Extra globs (base name, or a trailing path with '/') never snapshotted."),
-    maxFileBytes: z
-      .number()
-      .int()
-      .positive()
-      .optional()
-      .describe("Files larger than this are not snapshotted (listed as skipped in snapshots(), left as they are on restore). Default 64 MiB."),
-    maxSnapshotBytes: z
-      .number()
-      .int()
-      .positive()
-      .optional()
-      .describe("Bytes one snapshot reads at most (new or changed files); files past it are skipped. Default 1 GiB."),
-    remote: z
-      .boolean()
-      .optional()
-      .describe(
-        "Also snapshot threads whose files are on another machine (SSH, Docker container mode, any Environment without local files), through the environment's exec: a listing plus the changed files per snapshot, a host-side mirror of the recorded files. Default false (the first snapshot copies the whole workspace to this host).",
-      ),
-    storeDir: z
-      .string()
-      .min(1)
-      .optional()
-      .describe(
-        "Host directory for the snapshot stores. Default: <rootDir>/.workbench-snapshots for local workspaces; for threads on another machine (SSH, containers) ~/.cache/langgraph-workbench/snapshots/<hash of environment kind and rootDir>, with a mirror of the recorded files beside each store.",
-      ),
+    /** On a rewind or fork: `"auto"` (default) restores the checkpoint's files, `"ask"` interrupts the run for the app to decide, `"off"` leaves the files. */
+    restore: z.enum(["auto", "ask", "off"]).optional(),
+    /** Names never snapshotted and left as they are on restore (default `[".git", "node_modules"]`). */
+    ignoreNames: z.array(z.string().min(1).regex(/^[^\\/]+$/, "plain entry names, no slashes")).optional(),
+    /** Extra globs (base name, or a trailing path with `/`) never snapshotted. */
+    exclude: z.array(z.string().min(1)).optional(),
+    /** Files larger than this are not snapshotted (listed as skipped in `snapshots()`, left as they are on restore). Default 64 MiB. */
+    maxFileBytes: z.number().int().positive().optional(),
+    /** Bytes one snapshot reads at most (new or changed files); files past it are skipped. Default 1 GiB. */
+    maxSnapshotBytes: z.number().int().positive().optional(),
+    /**
+     * Also snapshot threads whose files are on another machine (SSH, Docker container mode, any
+     * Environment without local files), through the environment's exec: a listing plus the
+     * changed files per snapshot, a host-side mirror of the recorded files. Default false (the
+     * first snapshot copies the whole workspace to this host).
+     */
+    remote: z.boolean().optional(),
+    /**
+     * Host directory for the snapshot stores. Default: `<rootDir>/.workbench-snapshots` for local
+     * workspaces; for threads on another machine (SSH, containers)
+     * `~/.cache/langgraph-workbench/snapshots/<hash of environment kind and rootDir>`, with a
+     * mirror of the recorded files beside each store.
+     */
+    storeDir: z.string().min(1).optional(),
+    /**
+     * Which snapshots are kept, oldest dropped first (the one the workspace is at always stays):
+     * `maxSnapshots` (default 200), `maxAgeMs` (default 30 days), `maxBytes` of stored
+     * (compressed) blobs (default 1 GiB).
+     */
     retention: z
       .object({
+        /** Most snapshots kept (default 200). */
         maxSnapshots: z.number().int().positive().optional(),
+        /** Snapshots older than this are dropped, in ms (default 30 days). */
         maxAgeMs: z.number().positive().optional(),
+        /** Stored bytes of the blobs the kept snapshots use, at most (default 1 GiB). */
         maxBytes: z.number().positive().optional(),
       })
       .strict()
@@ -91,8 +89,9 @@ export const timeTravelOptionsSchema = z
   })
   .strict();
 
-/** Options of time travel; see {@link timeTravelOptionsSchema}. */
-export type TimeTravelOptions = z.infer<typeof timeTravelOptionsSchema>;
+/** Options of time travel: what callers write, the schema's input (it applies no defaults, so input and output agree). */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- a name for the schema's input type (tooltips, errors and docs/api.md show it); its members are the schema's
+export interface TimeTravelOptions extends z.input<typeof timeTravelOptionsSchema> {}
 
 /** One store per thread, created on first use and kept (LRU-bounded; stores hold no handles). */
 export class SnapshotStores {
