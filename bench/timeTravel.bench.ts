@@ -94,12 +94,18 @@ interface ScriptTimes {
   fork: number;
   /** x.txt (made by turn 3) is gone after the fork: the files were restored. */
   forkRestored: boolean;
+  /** Turn 5: another `run_command` turn, the first snapshot long in. */
+  laterCommand: number;
+  /** Default set-up: ms from the start of turn 1 until the first snapshot (the baseline) was committed. */
+  baselineMs?: number;
 }
 
 /** Turns 1–4 of the script on `threadId` (its workspace is `<root>/<threadId>`). */
 async function script(setup: Setup, wb: Workbench, saver: MemorySaver, threadId: string): Promise<ScriptTimes> {
   const config = { configurable: { thread_id: threadId } };
   const dir = path.join(wb.rootDir, threadId);
+  const start = performance.now();
+  let baseline: Promise<number | undefined> = Promise.resolve(undefined);
   const firstTurn = await timedTurn(
     agentOf(setup, wb, saver, [
       toolTurn(call("read_file", { path: READ_PATH }, "c1")),
@@ -109,6 +115,8 @@ async function script(setup: Setup, wb: Workbench, saver: MemorySaver, threadId:
     { messages: [new HumanMessage("Read pkg00/mod00/file000.txt, then write a plan to notes/plan.md.")] },
     config,
   );
+  // The app's snapshot list waits for the background baseline: when it answers, the baseline is in.
+  if (setup === "default") baseline = wb.snapshots(threadId).then(() => performance.now() - start);
   const afterWrite = await timedTurn(agentOf(setup, wb, saver, [new AIMessage("The plan has two steps.")]), { messages: [new HumanMessage("How many steps?")] }, config);
   const runCommand = await timedTurn(
     agentOf(setup, wb, saver, [toolTurn(call("run_command", { command: "touch x.txt" }, "c3")), new AIMessage("Created x.txt.")]),
@@ -122,7 +130,13 @@ async function script(setup: Setup, wb: Workbench, saver: MemorySaver, threadId:
   if (!endOfTurn1) throw new Error("timeTravel bench: found no checkpoint at the end of turn 1");
   const fork = await timedTurn(agentOf(setup, wb, saver, [new AIMessage("Forked from turn 1.")]), { messages: [new HumanMessage("Start over from the plan.")] }, endOfTurn1.config);
   const forkRestored = !(await exists(path.join(dir, "x.txt")));
-  return { firstTurn, afterWrite, runCommand, fork, forkRestored };
+  const laterCommand = await timedTurn(
+    agentOf(setup, wb, saver, [toolTurn(call("run_command", { command: "touch y.txt" }, "c5")), new AIMessage("Created y.txt.")]),
+    { messages: [new HumanMessage("Create y.txt.")] },
+    config,
+  );
+  const baselineMs = await baseline;
+  return { firstTurn, afterWrite, runCommand, fork, forkRestored, laterCommand, ...(baselineMs !== undefined ? { baselineMs } : {}) };
 }
 
 /** A 10-file workspace `<root>/<threadId>` for the unmeasured warm-up. */
@@ -371,7 +385,8 @@ export async function run({ quick }: { quick: boolean }): Promise<string> {
         results[setup].push({ session, restart, store, copyMs });
         process.stderr.write(
           `timeTravel bench: ${setup}: first ${msOf(session.firstTurn)}, after write ${msOf(session.afterWrite)}, run_command ${msOf(session.runCommand)}, ` +
-            `fork ${msOf(session.fork)}, restart ${msOf(restart.turn)}, peak RSS ${mib(session.rssPeak)}\n`,
+            `fork ${msOf(session.fork)}, later run_command ${msOf(session.laterCommand)}, restart ${msOf(restart.turn)}, peak RSS ${mib(session.rssPeak)}` +
+            `${session.baselineMs !== undefined ? `, baseline in after ${msOf(session.baselineMs)}` : ""}\n`,
         );
         await rm(root, { recursive: true, force: true });
         await rm(args.saverFile, { force: true });
@@ -389,6 +404,7 @@ export async function run({ quick }: { quick: boolean }): Promise<string> {
     { label: "next turn after a write (no tool call)", pick: (x) => x.session.afterWrite, unit: msOf, target: 50 },
     { label: "run_command turn (`touch x.txt`)", pick: (x) => x.session.runCommand, unit: msOf, target: 300 },
     { label: "fork to the end of turn 1 (one file differs)", pick: (x) => x.session.fork, unit: msOf, target: 300 },
+    { label: "run_command turn after the fork (`touch y.txt`; the first snapshot is in)", pick: (x) => x.session.laterCommand, unit: msOf, target: 300 },
     { label: "restart (fresh process, one no-tool turn)", pick: (x) => x.restart.turn, unit: msOf, target: 500 },
     { label: "peak RSS (session process)", pick: (x) => x.session.rssPeak, unit: mib, target: 150 * 1024 * 1024 },
     { label: "peak RSS (restart process)", pick: (x) => x.restart.rssPeak, unit: mib },
@@ -425,6 +441,7 @@ export async function run({ quick }: { quick: boolean }): Promise<string> {
     "2. **next turn after a write**: the model answers with no tool call;",
     "3. **run_command turn**: `touch x.txt`, then an answer;",
     "4. **fork**: a new user turn from the checkpoint at the end of turn 1 (`getStateHistory`, then `invoke` with its `config`); x.txt differs;",
+    "   then **another run_command turn** (`touch y.txt`), the first snapshot long committed;",
     "5. **restart**: the session process closes the workbench (`await wb.close()`) and exits; a fresh process loads the stored",
     "   checkpoints into a new `MemorySaver`, builds a new workbench on the same root and runs one no-tool turn on the same thread.",
     "",
@@ -443,6 +460,7 @@ export async function run({ quick }: { quick: boolean }): Promise<string> {
     ...table,
     "",
     `- After the fork, x.txt was ${forkNote}.`,
+    `- The first snapshot (baseline, in the background) was committed ${spread(results.default.flatMap((x) => (x.session.baselineMs !== undefined ? [x.session.baselineMs] : [])), msOf)} after turn 1 began; turn 3's \`run_command\` waits for it (what a command may change must be recorded first).`,
     `- Restart: building the workbench and agent took ${side((x) => x.restart.buildMs, msOf)}; \`wb.close()\` in the session took ${side((x) => x.session.closeMs, msOf)}.`,
     `- RSS at process start (after imports): ${side((x) => x.session.rssStart, mib)}; kernel high-water mark (\`maxRSS\`) of the session process: ${side((x) => x.session.maxRss, mib)}.`,
     ...(errorLines.length ? [`- FileManager errors reported (${errorLines.length}): ${[...new Set(errorLines)].slice(0, 5).join("; ")}`] : ["- No FileManager errors were reported."]),

@@ -80,6 +80,12 @@ const TRACKER_READY_WAIT_MS = { background: 3_000, run: 150 } as const;
 /** More paths listed by the tracker than this: a stat pass instead. */
 const MAX_DRIFT_PATHS = 2_000;
 
+/**
+ * How long the snapshot after a tool whose changes are unknown waits for the watcher to deliver
+ * them (parcel batches for 50-500 ms) before it stat's every file instead.
+ */
+const SETTLE_WAIT_MS = 1_000;
+
 /** Tool calls whose changed paths are known from their arguments (others get a stat pass). */
 const PATCH_FILE_LINE = /^\*\*\* (?:Add|Update|Delete) File: (.+)$|^\*\*\* Move to: (.+)$/gm;
 
@@ -98,6 +104,23 @@ function changedPathsOf(ctx: ToolCallContext): string[] | undefined {
   } catch {
     return []; // A refused path: the tool wrote nothing.
   }
+}
+
+/**
+ * The paths a watcher listed, as the store can look them up: a name that was not UTF-8 reaches
+ * JS with U+FFFD in place of its bytes (it names nothing on disk), so its nearest directory
+ * whose name survived is looked at instead (the store lists directories by raw bytes).
+ * Undefined when one lies outside the workspace.
+ */
+export function lookablePaths(dir: string, listed: readonly string[]): string[] | undefined {
+  const out = new Set<string>();
+  for (const p of listed) {
+    if (p !== dir && !p.startsWith(dir + path.sep)) return undefined;
+    let q = p;
+    while (q.includes("\uFFFD") && q !== dir) q = path.dirname(q);
+    out.add(q);
+  }
+  return [...out];
 }
 
 function lastAiMessageId(messages: BaseMessage[] | undefined): string | undefined {
@@ -136,12 +159,13 @@ export class TimeTravel {
   /** The tracker ignores names time travel records: its lists are not complete for us. */
   private readonly trackerBlind: boolean;
   /**
-   * threadId → a baseline being recorded in the background (a thread's first run must not wait
-   * for hashing every file), and the chain of snapshots queued behind it: steps of that run record
-   * what their tools wrote right away and name a pending id, committed in order once the baseline
-   * is. The entry goes when the chain has drained.
+   * threadId → a full look at the files taken in the background — the baseline (a thread's first
+   * run must not wait for hashing every file) or a run start's stat pass when no live watcher can
+   * say what changed (a restart) — and the chain of snapshots queued behind it: steps record what
+   * their tools wrote right away and name a pending id, committed in order once the look is. The
+   * entry goes when the chain has drained.
    */
-  private readonly baselines = new Map<string, { chain: Promise<unknown> }>();
+  private readonly looks = new Map<string, { chain: Promise<unknown> }>();
   /** Threads on other machines are snapshotted with `timeTravel.remote`; else skipped (reported once if the app configured time travel). */
   private readonly remote: boolean;
   private warnedRemote: boolean;
@@ -214,8 +238,12 @@ export class TimeTravel {
     const store = await this.storeOf(t);
     if (!store) return undefined;
     const threadId = t.ws.threadId;
-    // The thread's first run, while its baseline is recorded: there is no history to go back to.
-    if (this.baselines.has(threadId)) return undefined;
+    // While a look is taken in the background the checkpoints of this run name its pending ids;
+    // a run the caller pointed at a checkpoint waits for it (the restore needs the whole record).
+    if (this.looks.has(threadId)) {
+      if (!opts.addressed) return undefined;
+      await this.drained(threadId);
+    }
     // Steady state (every model and tool call): the checkpoint names what the workspace holds.
     const known = store.peekHead();
     const named = state._workspaceSnapshot?.id;
@@ -231,7 +259,7 @@ export class TimeTravel {
       }
       const head = await store.headInfo();
       if (!head) {
-        this.startBaseline(store, t);
+        this.startLook(store, t, "baseline");
         return undefined;
       }
       // A checkpoint that names no snapshot goes back to the baseline only when it belongs to the
@@ -245,6 +273,7 @@ export class TimeTravel {
         // Files may have changed since the store last looked (another process, by hand).
         if (!head.pinned && opts.scan) {
           const drift = this.drift(t);
+          if (drift === "all") return { _workspaceSnapshot: this.ref(this.startLook(store, t, "scan")) };
           if (drift) return { _workspaceSnapshot: this.ref(await this.recordFiles(store, t, drift)) };
         }
         await store.assign(head.id);
@@ -253,6 +282,8 @@ export class TimeTravel {
       if (want === (head.assigned ?? head.id)) {
         const drift = opts.scan ? this.drift(t) : undefined;
         if (!drift) return undefined;
+        // No live watcher to say what changed (a restart): every file is stat'ed, off the run's path.
+        if (drift === "all") return { _workspaceSnapshot: this.ref(this.startLook(store, t, "scan")) };
         // Files changed outside the tools since the last snapshot: this checkpoint names them.
         const id = await this.recordFiles(store, t, drift);
         return id === want ? undefined : { _workspaceSnapshot: this.ref(id) };
@@ -287,17 +318,31 @@ export class TimeTravel {
     }
   }
 
-  /** Records the baseline in the background (see {@link baselines}). */
-  private startBaseline(store: ThreadSnapshots, t: TimeTravelThread): void {
+  /**
+   * Takes a full look at the files in the background (see {@link looks}); returns the pending id
+   * the checkpoint names meanwhile. Tools that run before it commits hand in their pre-images.
+   */
+  private startLook(store: ThreadSnapshots, t: TimeTravelThread, reason: "baseline" | "scan"): string {
     const threadId = t.ws.threadId;
-    const done = this.recordFiles(store, t, "all", "baseline").catch((error: unknown) => this.hooks.report(error, threadId));
+    const alias = pendingSnapshotId();
+    store.openLook();
+    const done = this.recordFiles(store, t, "all", { reason, background: true, ...(reason === "scan" ? { alias } : {}) }).catch((error: unknown) => {
+      store.openLook(false);
+      this.hooks.report(error, threadId);
+    });
     const entry = { chain: done as Promise<unknown> };
-    this.baselines.set(threadId, entry);
+    this.looks.set(threadId, entry);
     void done.then(() => this.dropDrained(threadId, entry, done));
+    return alias;
   }
 
-  /** Runs `fn` after the baseline `entry` of `threadId` and every snapshot queued behind it. */
-  private afterBaseline<T>(entry: { chain: Promise<unknown> }, threadId: string, fn: () => Promise<T>): Promise<T> {
+  /** Resolves once no look (and nothing queued behind one) is in flight for `threadId`. */
+  private async drained(threadId: string): Promise<void> {
+    for (let entry = this.looks.get(threadId); entry; entry = this.looks.get(threadId)) await entry.chain;
+  }
+
+  /** Runs `fn` after the look `entry` of `threadId` and every snapshot queued behind it. */
+  private afterLook<T>(entry: { chain: Promise<unknown> }, threadId: string, fn: () => Promise<T>): Promise<T> {
     const run = entry.chain.then(fn);
     const link = run.catch(() => undefined);
     entry.chain = link;
@@ -306,19 +351,29 @@ export class TimeTravel {
   }
 
   private dropDrained(threadId: string, entry: { chain: Promise<unknown> }, link: Promise<unknown>): void {
-    if (entry.chain === link && this.baselines.get(threadId) === entry) this.baselines.delete(threadId);
+    if (entry.chain === link && this.looks.get(threadId) === entry) this.looks.delete(threadId);
   }
 
   /**
    * Records the files as they are — every file stat'ed (`"all"`), or just the paths the tracker
    * listed — and hands that snapshot to the checkpoint.
    */
-  private async recordFiles(store: ThreadSnapshots, t: TimeTravelThread, what: "all" | { paths: string[] }, reason: "scan" | "baseline" = "scan"): Promise<string> {
+  private async recordFiles(
+    store: ThreadSnapshots,
+    t: TimeTravelThread,
+    what: "all" | { paths: string[] },
+    look: { reason?: "scan" | "baseline"; background?: boolean; alias?: string } = {},
+  ): Promise<string> {
     // A full look is worth a mark only with a watcher already live (its ready time is a fraction
     // of a full pass: 0.4 s at 100k files); else the next run would pay the full pass again.
-    if (what === "all") await Promise.all([this.awaitLive(t, TRACKER_READY_WAIT_MS[reason === "baseline" ? "background" : "run"]), store.warm()]);
+    if (what === "all") await Promise.all([this.awaitLive(t, TRACKER_READY_WAIT_MS[look.background ? "background" : "run"]), store.warm()]);
     const cursor = this.cursorOf(t);
-    const id = await store.snapshot({ reason, assign: true, ...(what === "all" ? {} : { paths: what.paths, statCache: true }) });
+    const id = await store.snapshot({
+      reason: look.reason ?? "scan",
+      assign: true,
+      ...(what === "all" ? { background: look.background === true } : { paths: what.paths, statCache: true }),
+      ...(look.alias !== undefined ? { alias: look.alias } : {}),
+    });
     this.setMark(t, cursor);
     return id;
   }
@@ -369,8 +424,8 @@ export class TimeTravel {
     if (listed.paths.length === 0) return undefined;
     // Past a few thousand paths one stat pass is cheaper than walking to each.
     if (listed.paths.length > MAX_DRIFT_PATHS) return "all";
-    const inside = (p: string) => p === t.ws.dir || p.startsWith(t.ws.dir + path.sep);
-    return listed.paths.every(inside) ? { paths: listed.paths } : "all";
+    const paths = lookablePaths(t.ws.dir, listed.paths);
+    return paths ? { paths } : "all";
   }
 
   /**
@@ -382,7 +437,6 @@ export class TimeTravel {
     if (!this.stores) return next(ctx);
     const t: TimeTravelThread = { ws: ctx.workspace, host: ctx.host };
     const threadId = ctx.workspace.threadId;
-    const cursor = this.cursorOf(t);
     const state = ctx.request.state as TimeTravelStateView | undefined;
     const step = lastAiMessageId(state?.messages) ?? "";
     const call = ctx.request.toolCall.id ?? "";
@@ -391,36 +445,37 @@ export class TimeTravel {
       return undefined;
     });
     const paths = changedPathsOf(ctx);
-    // During the baseline: a tool whose paths are known has their pre-images recorded before it
-    // runs; any other waits for the baseline (what it may change must be recorded first).
+    // During a look: a tool whose paths are known has their pre-images recorded before it runs;
+    // any other waits for the look (what it may change must be recorded first, or a rewind past
+    // it could not bring those files back).
     let early = false;
-    if (store && !ctx.readOnly && this.baselines.has(threadId)) {
+    if (store && !ctx.readOnly && this.looks.has(threadId)) {
       const before = paths ? await store.capture(paths) : undefined;
       if (before) {
         store.protectBaseline(before);
         early = true;
-      } else await this.baselines.get(threadId)?.chain;
+      } else await this.drained(threadId);
     }
     const synced = state ? await this.sync(state, t, { step, call }) : undefined;
+    // Read right before the tool: whatever the watcher lists after it may be the tool's doing.
+    const cursor = this.cursorOf(t);
     const result = await next(ctx);
     if (ctx.readOnly || !store) return synced?._workspaceSnapshot ? withStateUpdate(result, { _workspaceSnapshot: synced._workspaceSnapshot }) : result;
     try {
-      if (early && paths && this.baselines.has(threadId)) {
+      if (early && paths && this.looks.has(threadId)) {
         const after = await store.capture(paths);
-        // Still behind the baseline (the chain may have drained during the capture: then the
+        // Still behind the look (the chain may have drained during the capture: then the
         // store's queue, which reads the disk in order, takes this step's snapshot below).
-        const entry = this.baselines.get(threadId);
+        const entry = this.looks.get(threadId);
         if (after && entry) {
           const alias = pendingSnapshotId();
-          void this.afterBaseline(entry, threadId, () => store.commitCaptured(after, alias)).catch((error: unknown) => this.hooks.report(error, threadId));
+          void this.afterLook(entry, threadId, () => store.commitCaptured(after, alias)).catch((error: unknown) => this.hooks.report(error, threadId));
           this.noteStep(threadId, step, call);
           return withStateUpdate(result, { _workspaceSnapshot: this.ref(alias) });
         }
-        await this.baselines.get(threadId)?.chain;
+        await this.drained(threadId);
       }
-      const id = await store.snapshot(paths ? { paths, assign: true } : { assign: true });
-      // A full stat pass (after a tool whose changes are unknown) moves the mark to before the tool.
-      if (!paths) this.setMark(t, cursor);
+      const id = paths ? await store.snapshot({ paths, assign: true }) : await this.afterUnknownTool(store, t, cursor);
       this.noteStep(threadId, step, call);
       return withStateUpdate(result, { _workspaceSnapshot: this.ref(id) });
     } catch (error) {
@@ -428,6 +483,29 @@ export class TimeTravel {
       return result;
     }
   };
+
+  /**
+   * The snapshot after a tool whose changes are unknown (`run_command`, a foreign tool): with a
+   * live watcher that settles, only what it listed since the last full look is re-read; else
+   * every file is stat'ed and the mark moves to `cursor` (read before the tool).
+   */
+  private async afterUnknownTool(store: ThreadSnapshots, t: TimeTravelThread, cursor: { tracker: ChangeTracker; cursor: number } | undefined): Promise<string> {
+    if (await this.settle(t)) {
+      const drift = this.drift(t);
+      if (drift !== "all") return drift ? this.recordFiles(store, t, drift) : store.snapshot({ paths: [], assign: true });
+    }
+    // The watcher may have gone live while the tool ran: a cursor read now still precedes the pass.
+    const mark = cursor ?? this.cursorOf(t);
+    const id = await store.snapshot({ assign: true });
+    this.setMark(t, mark);
+    return id;
+  }
+
+  /** Waits (bounded) until the thread's watcher has delivered every change made so far. */
+  private async settle(t: TimeTravelThread): Promise<boolean> {
+    const tracker = this.trackerOf(t);
+    return tracker?.settle ? tracker.settle(SETTLE_WAIT_MS).catch(() => false) : false;
+  }
 
   /** The step (and call) whose tool recorded the thread's latest snapshot. */
   private noteStep(threadId: string, step: string, call: string): void {
@@ -447,7 +525,7 @@ export class TimeTravel {
           : "This thread's files live on another host (Docker/SSH environment); set timeTravel: { remote: true } to snapshot it.",
       );
     }
-    await this.baselines.get(t.ws.threadId)?.chain;
+    await this.drained(t.ws.threadId);
     return store;
   }
 
@@ -484,7 +562,7 @@ export class TimeTravel {
 
   /** Waits for every background baseline and the snapshots queued behind it (the FileManager's `close()`). */
   async close(): Promise<void> {
-    while (this.baselines.size > 0) await Promise.all([...this.baselines.values()].map((b) => b.chain));
+    while (this.looks.size > 0) await Promise.all([...this.looks.values()].map((b) => b.chain));
   }
 
   /** Records the workspace now (full stat pass) and returns the snapshot id. */

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { appendFile, mkdir, mkdtemp, rename, rm, symlink, writeFile } from "node:fs/promises";
+import { appendFile, mkdir, mkdtemp, readdir, rename, rm, symlink, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -315,6 +315,34 @@ for (const kind of ["parcel", "chokidar"] as const) {
       assert.deepEqual(listed, ["visible-after-ignored.txt"]);
     });
 
+    test("settle: once it resolves true, every change made before the call is listed (no polling); its marker is never a change", async () => {
+      await quietCursor(tracker);
+      for (let round = 0; round < 5; round++) {
+        const c0 = tracker.cursor;
+        const gen = tracker.generation;
+        const made = [path.join(dir, `settle-${round}.txt`), path.join(dir, "sub", `settle-${round}.txt`)];
+        for (const f of made) await writeFile(f, `round ${round}`);
+        assert.equal(await tracker.settle!(5_000), true, "a live watcher settles");
+        // Read at once, no waiting: what settle promised.
+        const listed = tracker.changesSince(c0)!.paths;
+        for (const f of made) assert.ok(listed.includes(f), `${path.relative(dir, f)} is listed right after settle (${JSON.stringify(listed)})`);
+        assert.ok(listed.every((p) => !path.basename(p).startsWith(".wb-write.")), "the marker is not listed");
+        // Two creates: the generation moved by them, not by the marker's create and delete.
+        await quietCursor(tracker);
+        assert.ok(tracker.generation - gen <= made.length, `generation moved ${tracker.generation - gen} for ${made.length} creates`);
+      }
+      assert.deepEqual((await readdir(dir)).filter((n) => n.startsWith(".wb-write.")), [], "no marker is left in the directory");
+    });
+
+    test("settle answers false when it cannot tell: not started, closed", async () => {
+      const t = createChangeTracker(await freshDir(`settle-closed-${kind}`), { kind });
+      assert.equal(await t.settle!(200), false, "not started");
+      await t.start();
+      assert.equal(await t.settle!(5_000), true);
+      await t.close();
+      assert.equal(await t.settle!(200), false, "closed");
+    });
+
     test("a closed tracker cannot tell, for cursors read before or after close", async () => {
       const t = createChangeTracker(await freshDir(`since-closed-${kind}`), { kind });
       const beforeStart = t.cursor;
@@ -353,6 +381,7 @@ describe("changesSince on polling and fallbacks", () => {
     assert.ok((await t.refresh()) > gen);
     assert.equal(t.changesSince(c0), undefined);
     assert.equal(t.changesSince(t.cursor), undefined);
+    assert.equal("settle" in t, false, "a poller has no settle: callers stat instead");
     await t.close();
   });
 
@@ -362,6 +391,7 @@ describe("changesSince on polling and fallbacks", () => {
     assert.equal(t.fellBack, true);
     assert.equal(t.live, true);
     assert.equal(t.changesSince(t.cursor), undefined);
+    assert.equal(await t.settle(200), false, "a poller cannot settle");
     await t.close();
   });
 

@@ -245,6 +245,106 @@ describe("time travel", () => {
     }
   });
 
+  test("after run_command only what the watcher listed (once settled) is re-read; a fork still undoes the command", async () => {
+    const root = path.join(tmp, "settle");
+    const threadId = "t-settle";
+    const dir = path.join(root, threadId);
+    await mkdir(path.join(dir, "src"), { recursive: true });
+    for (let i = 0; i < 40; i++) await writeFile(path.join(dir, "src", `f${i}.ts`), `export const x${i} = ${i};\n`);
+    const wb = workbench(root);
+    const saver = new MemorySaver();
+    const config = { configurable: { thread_id: threadId } };
+    const calls: { paths?: readonly string[]; reason?: string }[] = [];
+    const original = SnapshotStore.prototype.snapshot;
+    SnapshotStore.prototype.snapshot = function (this: SnapshotStore, options = {}) {
+      calls.push(options);
+      return original.call(this, options);
+    };
+    const tracker = () => wb.fileManager.hooks.trackerOf(threadId);
+    try {
+      await agentWith(wb, saver, [new AIMessage("hello")]).invoke({ messages: [new HumanMessage("start")] }, config);
+      await wb.snapshots(threadId); // the baseline is in
+      for (let i = 0; i < 500 && !tracker()?.live; i++) await new Promise((r) => setTimeout(r, 20));
+      assert.ok(tracker()?.live, "a live watcher serves the thread");
+      const before = await contents(dir);
+      // Several rounds: the command's events must be in before the snapshot reads, every time.
+      for (let round = 0; round < 3; round++) {
+        calls.length = 0;
+        const command = `printf 'round ${round}\\n' > cmd${round}.txt && rm src/f${round}.ts && printf more >> src/f${round + 10}.ts`;
+        const out = await agentWith(wb, saver, [toolTurn(call("run_command", { command }, `r${round}`)), new AIMessage("ran")]).invoke({ messages: [new HumanMessage(`run ${round}`)] }, config);
+        assert.notEqual((out.messages.at(-2) as { status?: string }).status, "error");
+        assert.deepEqual(calls.filter((c) => c.paths === undefined), [], `no stat pass after the command (${JSON.stringify(calls)})`);
+      }
+      const after = await contents(dir);
+      const latest = snapshotIdOf((await agentWith(wb, saver, []).getState(config)).values)!;
+      const diff = await wb.changes(threadId, { from: latest });
+      assert.deepEqual(diff.files, [], "the last snapshot holds every change the commands made");
+      const history = [];
+      for await (const st of agentWith(wb, saver, []).getStateHistory(config)) history.push(st);
+      const beforeCommands = history.find((st) => toolCount(st.values as never) === 0 && (st.next ?? []).length === 0)!;
+      await agentWith(wb, saver, [new AIMessage("back")]).invoke({ messages: [new HumanMessage("back")] }, beforeCommands.config);
+      assert.deepEqual(await contents(dir), before, "a fork to before the commands brings every file back");
+      const end = history.find((st) => toolCount(st.values as never) === 3 && (st.next ?? []).length === 0)!;
+      await agentWith(wb, saver, [new AIMessage("forward")]).invoke({ messages: [new HumanMessage("forward")] }, end.config);
+      assert.deepEqual(await contents(dir), after, "and a fork to the end brings the commands' changes back");
+    } finally {
+      SnapshotStore.prototype.snapshot = original;
+      await wb.close();
+    }
+  });
+
+  test("a restart takes its full look in the background: the run does not wait, a write meanwhile keeps its pre-image, a hand edit is named, a fork waits for the look", async () => {
+    const root = path.join(tmp, "restart");
+    const threadId = "t-restart";
+    const dir = path.join(root, threadId);
+    await mkdir(path.join(dir, "src"), { recursive: true });
+    for (let i = 0; i < 100; i++) await writeFile(path.join(dir, "src", `f${i}.ts`), `export const v${i} = ${i};\n`);
+    await writeFile(path.join(dir, "w.txt"), "original\n");
+    const saver = new MemorySaver();
+    const config = { configurable: { thread_id: threadId } };
+    const first = workbench(root);
+    try {
+      await agentWith(first, saver, [toolTurn(call("write_file", { path: "a.txt", content: "one\n" }, "a1")), new AIMessage("written")]).invoke({ messages: [new HumanMessage("write")] }, config);
+    } finally {
+      await first.close();
+    }
+    // While no process runs: hand edits the next process cannot have been told about.
+    await writeFile(path.join(dir, "hand.txt"), "edited by hand\n");
+    await writeFile(path.join(dir, "src", "f7.ts"), "export const v7 = 77;\n");
+    const beforeRun = await contents(dir);
+    const wb = workbench(root);
+    let lookDone = 0;
+    const original = SnapshotStore.prototype.snapshot;
+    SnapshotStore.prototype.snapshot = function (this: SnapshotStore, options = {}) {
+      if (!options.background) return original.call(this, options);
+      // A slow look (as on a 100k-file workspace).
+      return new Promise<void>((r) => setTimeout(r, 600)).then(() => original.call(this, options)).finally(() => (lookDone = Date.now()));
+    };
+    try {
+      const n1 = (await agentWith(wb, saver, []).getState(config)).values.messages.length as number;
+      await agentWith(wb, saver, [toolTurn(call("write_file", { path: "w.txt", content: "rewritten\n" }, "w1")), new AIMessage("rewrote")]).invoke({ messages: [new HumanMessage("rewrite")] }, config);
+      const returned = Date.now();
+      assert.ok(lookDone === 0 || lookDone > returned - 5, "the run returned before the look was committed");
+      const afterRun = await contents(dir);
+      const history = [];
+      for await (const st of agentWith(wb, saver, []).getStateHistory(config)) history.push(st);
+      const endOfRun1 = snapshotIdOf(history.find((st) => (st.values as { messages: unknown[] }).messages.length === n1)!.values);
+      const runStart = history.filter((st) => (st.values as { messages: unknown[] }).messages.length === n1 + 1).find((st) => snapshotIdOf(st.values) !== endOfRun1)!;
+      assert.ok(runStart, "the run start's checkpoint names a snapshot of its own (the look's)");
+      assert.ok(isPendingSnapshotId(snapshotIdOf(runStart.values)!), "a pending one, while the look runs");
+      // Right away, the look still in flight: the fork waits for it, then restores.
+      await agentWith(wb, saver, [new AIMessage("from the run start")]).invoke({ messages: [new HumanMessage("back")] }, runStart.config);
+      assert.ok(lookDone > 0, "the fork waited for the look");
+      assert.deepEqual(await contents(dir), beforeRun, "the run start's snapshot holds the hand edits and w.txt as it was before the write");
+      const end = history.find((st) => toolCount(st.values as never) === 2 && (st.next ?? []).length === 0)!;
+      await agentWith(wb, saver, [new AIMessage("forward")]).invoke({ messages: [new HumanMessage("forward")] }, end.config);
+      assert.deepEqual(await contents(dir), afterRun, "a fork to the end of the run brings the write back");
+    } finally {
+      SnapshotStore.prototype.snapshot = original;
+      await wb.close();
+    }
+  });
+
   test("per-path restore: one file the agent broke comes back; hand edits and other files stay; the next run keeps them", async () => {
     const root = path.join(tmp, "paths");
     const threadId = "t-paths";

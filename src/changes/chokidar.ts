@@ -45,7 +45,7 @@ export class ChokidarTracker extends WatchingTracker {
       const watched = (details as { watchedPath?: unknown } | undefined)?.watchedPath;
       if (typeof watched !== "string") return;
       const p = typeof name !== "string" || name === "" || name === path.basename(watched) ? watched : path.join(watched, name);
-      if (!isIgnored(p)) this.notePath(p);
+      if (!this.settledBy(p) && !isIgnored(p)) this.notePath(p);
     });
     await new Promise<void>((resolve, reject) => {
       const onError = (err: unknown) => reject(err instanceof Error ? err : new Error(String(err)));

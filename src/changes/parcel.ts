@@ -42,7 +42,7 @@ export class ParcelTracker extends WatchingTracker {
     let structural = false;
     let touched = false;
     for (const e of events) {
-      if (isIgnored(e.path)) continue;
+      if (this.settledBy(e.path) || isIgnored(e.path)) continue;
       this.notePath(e.path);
       if (e.type === "update") touched = true;
       else structural = true;

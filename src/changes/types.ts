@@ -47,6 +47,15 @@ export interface ChangeTracker {
    *   read before a dropped change then answers `undefined`, newer cursors keep working.
    */
   changesSince(cursor: number): { cursor: number; paths: string[] } | undefined;
+  /**
+   * Waits until every change made before the call has been delivered (so `changesSince` lists
+   * it): watchers create and delete a marker file (an atomic-write temp name, which nothing
+   * records) in `dir` and wait for its event — events of one watcher arrive in order. Resolves
+   * `false` when it cannot tell within `timeoutMs` (default 1,000): not live, on the polling
+   * fallback, or the marker's event did not come. Optional: callers treat a tracker without it
+   * as unable to settle.
+   */
+  settle?(timeoutMs?: number): Promise<boolean>;
   /** Begins watching; idempotent; resolves when live (or rejects, leaving `live` false). */
   start(): Promise<void>;
   /**

@@ -1,3 +1,7 @@
+import { constants } from "node:fs";
+import { lstat, open, unlink } from "node:fs/promises";
+import path from "node:path";
+import { atomicTempName } from "../environment/tempFiles.js";
 import { BaseTracker, report, type TrackerOptions } from "./base.js";
 import { PollingTracker } from "./polling.js";
 
@@ -15,6 +19,8 @@ export interface WatchingTrackerOptions extends TrackerOptions {
 export abstract class WatchingTracker extends BaseTracker {
   private fallback: PollingTracker | undefined;
   private readonly pollIntervalMs: number | undefined;
+  /** Marker paths of {@link settle} calls in flight → what to call when their event arrives. */
+  private readonly markers = new Map<string, () => void>();
 
   constructor(dir: string, options: WatchingTrackerOptions = {}) {
     super(dir, options);
@@ -47,6 +53,45 @@ export abstract class WatchingTracker extends BaseTracker {
   override changesSince(cursor: number): { cursor: number; paths: string[] } | undefined {
     const answer = super.changesSince(cursor);
     return this.fallback ? undefined : answer;
+  }
+
+  async settle(timeoutMs = 1_000): Promise<boolean> {
+    if (!this.live || this.fallback) return false;
+    const marker = path.join(this.dir, atomicTempName());
+    let timer: NodeJS.Timeout | undefined;
+    let made = false;
+    const seen = new Promise<boolean>((resolve) => {
+      this.markers.set(marker, () => resolve(true));
+      // Referenced: the watcher's thread is not, and a caller is waiting (bounded by the timeout).
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    try {
+      // The workspace root as the tracker knows it, never through a link; the name is new (O_EXCL).
+      if (!(await lstat(this.dir)).isDirectory()) return false;
+      const fh = await open(marker, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW, 0o600);
+      await fh.close();
+      made = true;
+      // Removed only once seen: parcel drops a create and a delete that fall in one batch.
+      return (await seen) && this.live && !this.fallback;
+    } catch {
+      return false;
+    } finally {
+      clearTimeout(timer);
+      this.markers.delete(marker);
+      if (made) await unlink(marker).catch(() => undefined);
+    }
+  }
+
+  /**
+   * For subclasses, before filtering an event: true when `absPath` is a {@link settle} marker
+   * (its caller is told; the event is not a change of the workspace).
+   */
+  protected settledBy(absPath: string): boolean {
+    const done = this.markers.get(absPath);
+    if (!done) return false;
+    this.markers.delete(absPath);
+    done();
+    return true;
   }
 
   override async refresh(): Promise<number> {

@@ -23,7 +23,7 @@ const MAX_PULLED_PATHS = 2000;
 /** The store operations time travel uses; the local store and the remote façade both have them. */
 export type ThreadSnapshots = Pick<
   SnapshotStore,
-  "peekHead" | "headId" | "headInfo" | "assign" | "resolve" | "list" | "has" | "manifest" | "readBlob" | "warm" | "capture" | "protectBaseline" | "commitCaptured" | "snapshot" | "restore" | "restorePaths" | "prune" | "storeBytes"
+  "peekHead" | "headId" | "headInfo" | "assign" | "resolve" | "list" | "has" | "manifest" | "readBlob" | "warm" | "capture" | "openLook" | "protectBaseline" | "commitCaptured" | "snapshot" | "restore" | "restorePaths" | "prune" | "storeBytes"
 >;
 
 export class RemoteSnapshotStore implements ThreadSnapshots {
@@ -92,6 +92,7 @@ export class RemoteSnapshotStore implements ThreadSnapshots {
   capture(): Promise<undefined> {
     return Promise.resolve(undefined);
   }
+  openLook(): void {}
   protectBaseline(): void {}
   commitCaptured(captured: ReadonlyMap<string, SnapshotFile | null>, alias: string): Promise<string> {
     return this.inner.commitCaptured(captured, alias);
@@ -104,7 +105,7 @@ export class RemoteSnapshotStore implements ThreadSnapshots {
       const hadHead = (await this.inner.headId()) !== undefined;
       const { changed } = await this.pull(rels);
       const reason = options.reason ?? (options.paths ? "tool" : "scan");
-      const assign = options.assign ? { assign: true } : {};
+      const assign = { ...(options.assign ? { assign: true } : {}), ...(options.alias !== undefined ? { alias: options.alias } : {}) };
       if (!hadHead || changed.length > MAX_PULLED_PATHS) return this.inner.snapshot({ reason, ...assign });
       return this.inner.snapshot({ paths: changed.map((r) => this.mirror.abs(r)), reason, ...assign });
     });

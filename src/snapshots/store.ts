@@ -172,6 +172,26 @@ function isSparse(st: EntryStat): boolean {
  * The store of one workspace directory. Every operation runs through one queue per store, so
  * snapshots and restores of a thread never interleave.
  */
+/** Options of {@link SnapshotStore.snapshot}. */
+export interface SnapshotOptions {
+  /** Re-read only these (absolute paths inside the workspace); else every file is stat'ed. */
+  paths?: readonly string[];
+  /** With `paths`: re-read only where size, mtime or mode moved (paths a watcher listed). */
+  statCache?: boolean;
+  /** Why it is taken (`"tool"`, `"scan"`, …), kept in the record. */
+  reason?: string;
+  /** The checkpoint now names this snapshot (the head's `assigned`). */
+  assign?: boolean;
+  /**
+   * A full look the caller does not wait for: from this call until it commits, tools hand in
+   * the pre-images of what they change ({@link SnapshotStore.protectBaseline}), so the look
+   * records the files as they were when it was asked for.
+   */
+  background?: boolean;
+  /** A pending id ({@link pendingSnapshotId}) handed out for this snapshot: `resolve(alias)` answers its id. */
+  alias?: string;
+}
+
 export class SnapshotStore {
   /** Raw blobs: every blob of stores written before compression, and content compression does not shrink. */
   private readonly blobs: string;
@@ -193,6 +213,11 @@ export class SnapshotStore {
    */
   private readonly baselineOverrides = new Map<string, SnapshotFile | null>();
   private baselineCommitted = false;
+  /**
+   * A full look queued in the background (`snapshot({ background: true })`) has not committed
+   * yet: like the baseline, it takes the pre-images tools hand in ({@link protectBaseline}).
+   */
+  private lookOpen = false;
   /** The working set was loaded from the head and not checked against the disk since. */
   private unverified = false;
   /** The working-set cache as last written. */
@@ -279,8 +304,18 @@ export class SnapshotStore {
    * may be many); without, every file is stat'ed and only files whose size or mtime moved are read.
    * Returns the snapshot id (the same id when nothing changed).
    */
-  snapshot(options: { paths?: readonly string[]; statCache?: boolean; reason?: string; assign?: boolean } = {}): Promise<string> {
-    return this.serial(() => this.snapshotNow(options.paths, options.reason ?? (options.paths ? "tool" : "scan"), options.assign, options.statCache));
+  snapshot(options: SnapshotOptions = {}): Promise<string> {
+    // Opened now, not when the queue reaches it: tools that run meanwhile hand in their pre-images.
+    if (options.background && !options.paths) this.lookOpen = true;
+    return this.serial(async () => {
+      const background = options.background === true && !options.paths;
+      const id = await this.snapshotNow(options.paths, options.reason ?? (options.paths ? "tool" : "scan"), options.assign, options.statCache, background).catch((error: unknown) => {
+        if (background) this.openLook(false);
+        throw error;
+      });
+      if (options.alias !== undefined) await this.nameAlias(options.alias, id);
+      return id;
+    });
   }
 
   /**
@@ -345,12 +380,24 @@ export class SnapshotStore {
   }
 
   /**
-   * Tells the baseline, if it is not committed yet, what `captured` paths held before a tool
-   * changes them (the first pre-image of a path counts). A no-op once the baseline is committed:
-   * it then read those files before the tool ran.
+   * Opens the pre-image window of a full look about to be queued with `background: true` (the
+   * caller may wait for a watcher first): from now, {@link protectBaseline} keeps what tools hand in.
+   * `false` closes it without a look (the caller gave up) and drops what was handed in.
+   */
+  openLook(open = true): void {
+    this.lookOpen = open;
+    // A look that failed: what was handed in is dropped, so no later look records stale pre-images.
+    if (!open && this.baselineCommitted) this.baselineOverrides.clear();
+  }
+
+  /**
+   * Tells the full look in flight (the baseline before it commits, or a look opened with
+   * {@link openLook}) what `captured` paths held before a tool
+   * changes them (the first pre-image of a path counts). A no-op when no look is in flight:
+   * the last one read those files before the tool ran.
    */
   protectBaseline(captured: ReadonlyMap<string, SnapshotFile | null>): void {
-    if (this.baselineCommitted) return;
+    if (this.baselineCommitted && !this.lookOpen) return;
     for (const [rel, entry] of captured) if (!this.baselineOverrides.has(rel)) this.baselineOverrides.set(rel, entry);
   }
 
@@ -369,10 +416,16 @@ export class SnapshotStore {
         id = await this.commit(head?.id, "tool");
         await this.saveHead(head ? { ...head, id, assigned: id, pinned: undefined } : { id, baseline: id, assigned: id });
       }
-      await this.mkdirOnce(path.join(this.storeDir, "pending"));
-      await writeFile(path.join(this.storeDir, "pending", alias), id, { mode: 0o600 });
+      await this.nameAlias(alias, id);
       return id;
     });
+  }
+
+  /** Records that the pending id `alias` became snapshot `id` ({@link resolve}). */
+  private async nameAlias(alias: string, id: string): Promise<void> {
+    if (!isPendingSnapshotId(alias)) throw new TypeError(`not a pending snapshot id: ${alias}`);
+    await this.mkdirOnce(path.join(this.storeDir, "pending"));
+    await writeFile(path.join(this.storeDir, "pending", alias), id, { mode: 0o600 });
   }
 
   /** The snapshot id `id` stands for: itself, or for a pending id the snapshot it became (undefined if none). */
@@ -563,7 +616,7 @@ export class SnapshotStore {
 
   // ---- snapshots -------------------------------------------------------------------------
 
-  private async snapshotNow(paths: readonly string[] | undefined, reason: string, assign = false, statCache = false): Promise<string> {
+  private async snapshotNow(paths: readonly string[] | undefined, reason: string, assign = false, statCache = false, background = false): Promise<string> {
     const head = await this.loadHead();
     if (!this.working) await this.loadWorking(head);
     this.budget = this.maxSnapshotBytes;
@@ -571,10 +624,11 @@ export class SnapshotStore {
     const full = !paths || this.unverified;
     if (full) await this.scan();
     else for (const p of paths!) await this.updatePath(p, !statCache);
-    if (!head) {
+    if (!head || background) {
       for (const [rel, entry] of this.baselineOverrides) this.setEntry(rel, entry);
       this.baselineOverrides.clear();
       this.baselineCommitted = true;
+      this.lookOpen = false;
     }
     const id = await this.commit(head?.id, reason);
     if (full) await this.writeWorkingCache(id);
