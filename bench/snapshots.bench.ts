@@ -1,8 +1,9 @@
 /**
  * Workspace snapshots (time travel): the cost of one writing step's snapshot at 1k/10k/100k
  * files with one file changed, store growth over 100 steps editing one 1 MB file, and restore
- * time at 10k files. Anchor, same tree, same run: `git add -A && git commit` (and
- * `git reset --hard` for the restore), i.e. a shadow-git checkpoint as Cline makes it.
+ * time at 10k files, and what the first snapshot leaves on disk (files, allocated bytes). Anchor,
+ * same tree, same run: `git add -A && git commit` (and `git reset --hard` for the restore), i.e. a
+ * shadow-git checkpoint as Cline makes it.
  */
 import { execFile } from "node:child_process";
 import { cp, mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
@@ -40,7 +41,26 @@ async function du(dir: string): Promise<number> {
   return total;
 }
 
+/** Files under `dir` and the bytes the file system allocated for them (blocks, not sizes). */
+async function onDisk(dir: string): Promise<{ files: number; allocated: number }> {
+  let files = 0;
+  let allocated = 0;
+  for (const e of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) {
+      const sub = await onDisk(p);
+      files += sub.files;
+      allocated += sub.allocated;
+    } else {
+      files++;
+      allocated += (await stat(p)).blocks * 512;
+    }
+  }
+  return { files, allocated };
+}
+
 const mb = (n: number) => `${fmt(n / 1024 / 1024)} MB`;
+const mib = (n: number) => `${fmt(n / 1024 / 1024)} MiB`;
 
 export async function run({ quick }: { quick: boolean }): Promise<string> {
   const sizes = quick ? [1_000, 10_000] : [1_000, 10_000, 100_000];
@@ -48,6 +68,7 @@ export async function run({ quick }: { quick: boolean }): Promise<string> {
   const tmp = await mkdtemp(path.join(os.tmpdir(), "wb-bench-snap-"));
   const rows: string[] = [];
   const scanRows: string[] = [];
+  const diskRows: string[] = [];
   try {
     for (const files of sizes) {
       const src = await benchWorkspace(files);
@@ -63,6 +84,10 @@ export async function run({ quick }: { quick: boolean }): Promise<string> {
       t0 = performance.now();
       await gitStep(theirs, "first");
       const gitFirst = performance.now() - t0;
+      const ourDisk = await onDisk(path.join(tmp, `store-${files}`));
+      const gitDisk = await onDisk(path.join(theirs, ".git"));
+      diskRows.push(`| ${files.toLocaleString("en-US")} | ${ourDisk.files.toLocaleString("en-US")} | ${mib(ourDisk.allocated)} | ${gitDisk.files.toLocaleString("en-US")} | ${mib(gitDisk.allocated)} |`);
+      process.stderr.write(`${diskRows.at(-1)}\n`);
 
       // One writing step: the tool rewrote one file; the snapshot re-reads just that path.
       const target = path.join("pkg07", "mod13", "file000.txt");
@@ -192,13 +217,21 @@ export async function run({ quick }: { quick: boolean }): Promise<string> {
     return [
       "## snapshots",
       "",
-      "Time-travel snapshots (`src/snapshots/`): content-addressed blobs, one tree object per directory, one record per snapshot. Anchor measured in the same run on a copy of the same tree: a shadow git repository (`git add -A && git commit`, `git reset --hard`). Workspaces from `bench/fixtures.ts` (1,020 directories).",
+      "Time-travel snapshots (`src/snapshots/`): content-addressed blobs (small ones in pack files), one tree object per directory, one record per snapshot. Anchor measured in the same run on a copy of the same tree: a shadow git repository (`git add -A && git commit`, `git reset --hard`). Workspaces from `bench/fixtures.ts` (1,020 directories).",
       "",
       "### One writing step (one file rewritten; the snapshot re-reads the path the tool named)",
       "",
       "| files | snapshot + assign (median) | git add -A && git commit | git / ours | first snapshot (cold, full) | git first commit |",
       "|---:|---:|---:|---:|---:|---:|",
       ...table,
+      "",
+      "### Store on disk after the first snapshot (files, and bytes allocated in blocks)",
+      "",
+      "Small blobs (stored form ≤ 64 KiB) are appended to one pack file per writing process; larger ones are one file each.",
+      "",
+      "| files | store: files | store: allocated | git (.git after the first commit): files | git: allocated |",
+      "|---:|---:|---:|---:|---:|",
+      ...diskRows,
       "",
       "### After a tool whose changes are unknown (`run_command`): stat pass, hashing only files whose size/mtime moved",
       "",

@@ -49,9 +49,39 @@ async function countFiles(d: string): Promise<number> {
   return count;
 }
 
-/** Blobs stored either way: raw (`blobs/`) and compressed (`zblobs/`). */
+/** The entries of the store's packs (format.ts): hash, kind (0 raw, 1 brotli), body. */
+async function packEntries(storeDir: string): Promise<{ h: string; kind: number; body: Buffer }[]> {
+  const out = [];
+  for (const name of await readdir(path.join(storeDir, "packs")).catch(() => [] as string[])) {
+    if (!name.endsWith(".pack")) continue;
+    const buf = await readFile(path.join(storeDir, "packs", name));
+    for (let off = 0; off + 48 <= buf.length; ) {
+      const len = buf.readUInt32BE(off + 8);
+      out.push({ h: buf.toString("hex", off + 12, off + 44), kind: buf[off + 4]!, body: buf.subarray(off + 48, off + 48 + len) });
+      off += 48 + len;
+    }
+  }
+  return out;
+}
+
+/** Blobs stored raw (`blobs/`, pack entries of kind 0) or compressed (`zblobs/`, kind 1). */
+async function countStored(storeDir: string, kind: "blobs" | "zblobs"): Promise<number> {
+  const packed = (await packEntries(storeDir)).filter((e) => e.kind === (kind === "zblobs" ? 1 : 0)).length;
+  return (await countFiles(path.join(storeDir, kind))) + packed;
+}
+
+/** Blobs stored any way: loose raw (`blobs/`) and compressed (`zblobs/`), and packed. */
 async function countBlobs(storeDir: string): Promise<number> {
-  return (await countFiles(path.join(storeDir, "blobs"))) + (await countFiles(path.join(storeDir, "zblobs")));
+  return (await countStored(storeDir, "blobs")) + (await countStored(storeDir, "zblobs"));
+}
+
+/** The stored size of blob `hash` stored as `kind`, loose or packed (throws when it is not stored so). */
+async function storedSize(storeDir: string, kind: "blobs" | "zblobs", hash: string): Promise<number> {
+  const loose = await stat(blobFile(storeDir, kind, hash)).catch(() => undefined);
+  if (loose) return loose.size;
+  const entry = (await packEntries(storeDir)).find((e) => e.h === hash && e.kind === (kind === "zblobs" ? 1 : 0));
+  if (!entry) throw new Error(`blob ${hash} is not stored in ${kind}`);
+  return entry.body.length;
 }
 
 /** Bytes of the files under `d`. */
@@ -265,12 +295,12 @@ describe("compressed blobs", () => {
     }
     assert.equal(new Set(ids).size, 20);
     const stored = await store.storeBytes();
-    const blobBytes = (await du(path.join(storeDir, "blobs"))) + (await du(path.join(storeDir, "zblobs")));
+    const blobBytes = (await du(path.join(storeDir, "blobs"))) + (await du(path.join(storeDir, "zblobs"))) + (await du(path.join(storeDir, "packs")));
     assert.ok(stored >= blobBytes && blobBytes > 0, `storeBytes (${stored}) counts the compressed blobs (${blobBytes})`);
     assert.ok(stored * 5 < raw, `20 versions: ${stored} bytes stored for ${raw} raw bytes (ratio ${(raw / stored).toFixed(1)}, want > 5)`);
-    assert.equal(await countFiles(path.join(storeDir, "zblobs")), 20, "every version stored compressed");
+    assert.equal(await countStored(storeDir, "zblobs"), 20, "every version stored compressed");
     const h = sha256(versions[3]!);
-    assert.ok((await stat(blobFile(storeDir, "zblobs", h))).size < versions[3]!.length / 5, "named by the hash of the raw content");
+    assert.ok((await storedSize(storeDir, "zblobs", h)) < versions[3]!.length / 5, "named by the hash of the raw content");
     assert.deepEqual(await store.readBlob(h), Buffer.from(versions[3]!), "readBlob returns the raw bytes");
 
     const diff = await diffSnapshots(store, ids[3]!, ids[4]!);
@@ -300,9 +330,9 @@ describe("compressed blobs", () => {
     const before = await contents(dir);
 
     assert.ok((await stat(blobFile(storeDir, "zblobs", sha256(bigText)))).size < bigText.length / 5, "the large text file (stream path) is stored compressed");
-    assert.ok((await stat(blobFile(storeDir, "zblobs", sha256(small)))).size < small.length / 5, "the small text file is stored compressed");
-    assert.ok((await stat(blobFile(storeDir, "zblobs", sha256(target)))).size < target.length, "the long link target is stored compressed");
-    assert.equal((await stat(blobFile(storeDir, "blobs", sha256(smallBinary)))).size, smallBinary.length, "an incompressible small file is stored raw");
+    assert.ok((await storedSize(storeDir, "zblobs", sha256(small))) < small.length / 5, "the small text file is stored compressed");
+    assert.ok((await storedSize(storeDir, "zblobs", sha256(target))) < target.length, "the long link target is stored compressed");
+    assert.equal((await storedSize(storeDir, "blobs", sha256(smallBinary))), smallBinary.length, "an incompressible small file is stored raw");
     assert.ok(
       (await stat(blobFile(storeDir, "zblobs", sha256(bigBinary)))).size <= bigBinary.length + 1024,
       "an incompressible large file costs at most a few bytes more than its size",
@@ -343,7 +373,12 @@ describe("compressed blobs", () => {
     await symlink(`${"./".repeat(200)}a.txt`, path.join(dir, "link"));
     const oldId = await store.snapshot();
     const oldFiles = await contents(dir);
-    // Rewrite the store as the old format had it: every blob raw under blobs/ab/cdef…, no zblobs/.
+    // Rewrite the store as the old format had it: every blob raw under blobs/ab/cdef…, no zblobs/, no packs/.
+    for (const e of await packEntries(storeDir)) {
+      await mkdir(path.join(storeDir, "blobs", e.h.slice(0, 2)), { recursive: true });
+      await writeFile(path.join(storeDir, "blobs", e.h.slice(0, 2), e.h.slice(2)), e.kind === 1 ? brotliDecompressSync(e.body) : e.body);
+    }
+    await rm(path.join(storeDir, "packs"), { recursive: true, force: true });
     const zblobs = path.join(storeDir, "zblobs");
     for (const fan of await readdir(zblobs)) {
       for (const name of await readdir(path.join(zblobs, fan)).catch(() => [])) {
@@ -363,7 +398,7 @@ describe("compressed blobs", () => {
     await writeFile(path.join(dir, "big.txt"), report(5 * 1024 * 1024 + 5, 2));
     const newId = await reopened.snapshot();
     const newFiles = await contents(dir);
-    assert.equal(await countFiles(path.join(storeDir, "zblobs")), 2, "the two new versions, compressed");
+    assert.equal(await countStored(storeDir, "zblobs"), 2, "the two new versions, compressed");
     const diff = await diffSnapshots(reopened, oldId, newId);
     assert.match(diff.diff, /-report version 1\n\+report version 2\n/, "an old raw blob diffs against a new compressed one");
     assert.deepEqual(await reopened.readBlob(sha256(text)), Buffer.from(text));
@@ -375,7 +410,7 @@ describe("compressed blobs", () => {
     await writeFile(path.join(dir, "copy.txt"), text);
     await reopened.snapshot();
     assert.equal(await countFiles(path.join(storeDir, "blobs")), rawBlobs, "raw blobs kept as they are");
-    assert.equal(await countFiles(path.join(storeDir, "zblobs")), 2, "content already stored raw is not stored again");
+    assert.equal(await countStored(storeDir, "zblobs"), 2, "content already stored raw is not stored again");
     await reopened.restore(newId);
     assert.deepEqual(await contents(dir), newFiles);
   });
@@ -383,20 +418,21 @@ describe("compressed blobs", () => {
   test("retention sweeps compressed and raw blobs, and bounds the bytes they take stored", async () => {
     const { dir, storeDir, store } = await fresh({ maxSnapshots: 3, maxAgeMs: 1e12, maxBytes: 1e12 });
     const ids: string[] = [];
-    for (let i = 0; i < 6; i++) {
+    for (let i = 0; i < 8; i++) {
       await writeFile(path.join(dir, "a.txt"), report(30_000, i));
       await writeFile(path.join(dir, "r.bin"), randomBytes(2000));
       ids.push(await store.snapshot());
       await new Promise((r) => setTimeout(r, 5));
     }
-    assert.equal(await countFiles(path.join(storeDir, "zblobs")), 6);
-    assert.equal(await countFiles(path.join(storeDir, "blobs")), 6);
+    assert.equal(await countStored(storeDir, "zblobs"), 8);
+    assert.equal(await countStored(storeDir, "blobs"), 8);
     const { removed } = await store.prune();
-    assert.deepEqual(removed.sort(), ids.slice(0, 3).sort());
-    assert.equal(await countFiles(path.join(storeDir, "zblobs")), 3, "compressed blobs only the kept snapshots use");
-    assert.equal(await countFiles(path.join(storeDir, "blobs")), 3, "raw blobs only the kept snapshots use");
-    await store.restore(ids[3]!);
-    assert.equal(await readFile(path.join(dir, "a.txt"), "utf8"), report(30_000, 3));
+    assert.deepEqual(removed.sort(), ids.slice(0, 5).sort());
+    // Five eighths of the pack are dead (past half): it is rewritten with the live entries only.
+    assert.equal(await countStored(storeDir, "zblobs"), 3, "compressed blobs only the kept snapshots use");
+    assert.equal(await countStored(storeDir, "blobs"), 3, "raw blobs only the kept snapshots use");
+    await store.restore(ids[5]!);
+    assert.equal(await readFile(path.join(dir, "a.txt"), "utf8"), report(30_000, 5));
 
     // 5 versions of a 10 KB text file: 50 KB raw, under 2 KB stored each, all within 20,000 stored bytes.
     const bounded = await fresh({ maxSnapshots: 100, maxAgeMs: 1e12, maxBytes: 20_000 });
@@ -405,7 +441,7 @@ describe("compressed blobs", () => {
       await bounded.store.snapshot({ paths: [path.join(bounded.dir, "a.txt")] });
       await new Promise((r) => setTimeout(r, 5));
     }
-    const storedBlobs = await du(path.join(bounded.storeDir, "zblobs"));
+    const storedBlobs = (await du(path.join(bounded.storeDir, "zblobs"))) + (await du(path.join(bounded.storeDir, "packs")));
     assert.ok(storedBlobs <= 20_000, `stored: ${storedBlobs} bytes`);
     await bounded.store.prune();
     assert.equal((await bounded.store.list()).length, 5, "the byte bound counts stored bytes: every snapshot fits");

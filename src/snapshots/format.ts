@@ -1,11 +1,14 @@
 /**
  * The snapshot store's on-disk format (one directory per thread, outside every workspace), and
  * the pure functions that write and read it. Everything is content-addressed and written once
- * (temp file + rename), so a crash leaves at most an unreferenced object.
+ * (temp file + rename, or an append to a pack only its writer appends to), so a crash leaves at
+ * most an unreferenced object or a torn pack tail that readers ignore.
  *
  * ```
  * <store>/
- *   blobs/<2 hex>/<62 hex>     raw file content (and symlink targets), named by sha256 of the content
+ *   packs/<pid>-<8 hex>-<seq>.pack  small blobs (stored form ≤ 64 KiB, objects.ts PACK_MAX), one entry after another (below)
+ *   blobs/<2 hex>/<62 hex>     larger raw file content (and symlink targets), named by sha256 of the content
+ *                              (in stores written before packs: every raw blob, small ones too)
  *   zblobs/<2 hex>/<62 hex>    the same, brotli-compressed (blobs of 256 bytes and more), named by the raw content's sha256
  *   trees/<64 hex>             one directory: JSON [[name, blob, size, mode, mtimeMs, isLink], …] sorted by name,
  *                              named by the sha256 of the same list without mtimes ({@link treeText})
@@ -19,6 +22,28 @@
  * ```
  * A remote thread's store also holds `mirror/`, the host-side copy of the recorded files
  * (remoteStore.ts).
+ *
+ * Packs (blob format 2; format 1, loose files only, is still read: a blob is looked up loose,
+ * then packed, and loose blobs are never moved). A pack is a sequence of entries, each a
+ * {@link PACK_HEADER_BYTES}-byte header and its body:
+ * ```
+ * 0   4  magic "WBP1"
+ * 4   1  kind: 0 raw, 1 brotli
+ * 5   3  zero
+ * 8   4  body length (big-endian)
+ * 12 32  sha256 of the raw content (the blob's name)
+ * 44  4  crc32 of header bytes 4..44 then the body (big-endian)
+ * 48  …  body
+ * ```
+ * Each writing process appends only to packs it created (`O_EXCL | O_APPEND`, named by its pid and
+ * random bytes; a new one past 64 MiB), and answers with a blob's hash only after its entry is
+ * written — the same durability as a loose blob (written, not fsynced) — so no tree or record names
+ * a blob before its bytes are in the pack. Readers index every pack by scanning it; an entry whose
+ * header, length or crc does not check out ends that pack's scan (a torn tail after a crash, or an
+ * entry another process is still writing: scanned again on the next look), and a blob read is
+ * checked against its sha256. A miss looks at the packs again before it fails. GC (retention.ts →
+ * objects.ts) rewrites a pack no live process writes once half its bytes are dead: live entries
+ * copied to a new pack (fsynced, renamed in), then the old one deleted.
  */
 import { createHash } from "node:crypto";
 
@@ -116,6 +141,9 @@ export function chunkDirMap(entries: readonly (readonly [string, string])[], dep
   out.set(hash, text);
   return { root: hash, chunks: out };
 }
+
+/** Bytes of a pack entry's header (layout above). */
+export const PACK_HEADER_BYTES = 48;
 
 export const EMPTY_TREE = "[]";
 

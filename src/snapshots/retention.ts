@@ -2,12 +2,13 @@
  * Retention of one snapshot store: which records go (count, age, then bytes, oldest first; the
  * head always stays) and the sweep of the objects no kept record uses. The choice of records is
  * pure ({@link chooseByCountAndAge}); the byte budget counts stored (compressed) blob bytes, read
- * only when the raw sizes from the trees already exceed it.
+ * only when the raw sizes from the trees already exceed it. Blobs are swept by the object layer
+ * (objects.ts: loose files removed, packs with enough dead bytes rewritten).
  */
-import { lstat, readdir, rm } from "node:fs/promises";
+import { readdir, rm } from "node:fs/promises";
 import path from "node:path";
-import pLimit from "p-limit";
 import type { SnapshotFile, SnapshotRecord } from "./format.js";
+import type { ObjectStore } from "./objects.js";
 
 export interface RetentionPolicy {
   /** Most snapshots kept (oldest dropped first). */
@@ -38,9 +39,10 @@ export interface PruneDeps {
   records: SnapshotRecord[];
   retention: RetentionPolicy;
   readTree(hash: string): Promise<Map<string, SnapshotFile>>;
-  blobPath(hash: string, compressed?: boolean): string;
+  /** The blobs, loose and packed: their stored sizes, and their sweep. */
+  objects: Pick<ObjectStore, "storedSizes" | "gc">;
   removeRecord(id: string): Promise<void>;
-  dirs: { trees: string; blobs: string; zblobs: string };
+  dirs: { trees: string };
 }
 
 /** Applies the policy: removes records, then every tree, chunk and blob no kept record uses. Returns the removed ids. */
@@ -50,7 +52,7 @@ export async function pruneStore(deps: PruneDeps): Promise<string[]> {
   // sizes (from the trees) bound that from above: only past the bound are the blobs stat'ed.
   const stored = new Map<string, number>();
   const overBudget = async (l: { blobs: Map<string, number>; bytes: number }) =>
-    l.bytes > deps.retention.maxBytes && (await storedBytes(l.blobs, stored, deps.blobPath)) > deps.retention.maxBytes;
+    l.bytes > deps.retention.maxBytes && (await storedBytes(l.blobs, stored, deps.objects)) > deps.retention.maxBytes;
   let live = await liveSet(keep, deps.readTree);
   while (keep.length > 1 && (await overBudget(live))) {
     const victim = keep.findLast((r) => r.id !== deps.head);
@@ -61,9 +63,8 @@ export async function pruneStore(deps: PruneDeps): Promise<string[]> {
   }
   if (removed.length === 0) return removed;
   for (const id of removed) await deps.removeRecord(id);
-  await sweep(deps.dirs.trees, live.trees, false);
-  await sweep(deps.dirs.blobs, live.blobs, true);
-  await sweep(deps.dirs.zblobs, live.blobs, true);
+  await sweep(deps.dirs.trees, live.trees);
+  await deps.objects.gc(live.blobs);
   return removed;
 }
 
@@ -89,36 +90,22 @@ export async function liveSet(records: readonly SnapshotRecord[], readTree: Prun
 }
 
 /** What the blobs of `blobs` (link targets aside, as in the raw count) take in the store; `cache` spans one prune. */
-async function storedBytes(blobs: Map<string, number>, cache: Map<string, number>, blobPath: PruneDeps["blobPath"]): Promise<number> {
-  const limit = pLimit(16);
-  const sizes = await Promise.all(
-    [...blobs].map(([h, raw]) => {
-      if (raw === 0) return 0;
-      const known = cache.get(h);
-      if (known !== undefined) return known;
-      return limit(async () => {
-        const st = (await lstat(blobPath(h, true)).catch(() => undefined)) ?? (await lstat(blobPath(h)).catch(() => undefined));
-        cache.set(h, st?.size ?? 0);
-        return st?.size ?? 0;
-      });
-    }),
-  );
-  return sizes.reduce((a, b) => a + b, 0);
+async function storedBytes(blobs: Map<string, number>, cache: Map<string, number>, objects: PruneDeps["objects"]): Promise<number> {
+  const ask = [...blobs].filter(([h]) => !cache.has(h));
+  const sizes = await objects.storedSizes(ask);
+  ask.forEach(([h], i) => cache.set(h, sizes[i] ?? 0));
+  let total = 0;
+  for (const [h, raw] of blobs) total += raw === 0 ? 0 : (cache.get(h) ?? 0);
+  return total;
 }
 
-/** Removes the objects under `base` that `live` does not name (`fanout`: two-level `xx/rest` names); temp files stay. */
-async function sweep(base: string, live: { has(name: string): boolean }, fanout: boolean): Promise<void> {
+/** Removes the objects under `base` that `live` does not name; temp files stay. */
+async function sweep(base: string, live: { has(name: string): boolean }): Promise<void> {
   let names: string[];
   try {
     names = await readdir(base);
   } catch {
     return;
   }
-  for (const n of names) {
-    if (fanout) {
-      const sub = path.join(base, n);
-      const inner = await readdir(sub).catch(() => [] as string[]);
-      for (const m of inner) if (!live.has(n + m) && !m.includes(".tmp-")) await rm(path.join(sub, m), { force: true });
-    } else if (!live.has(n) && !n.includes(".tmp-")) await rm(path.join(base, n), { force: true });
-  }
+  for (const n of names) if (!live.has(n) && !n.includes(".tmp-")) await rm(path.join(base, n), { force: true });
 }

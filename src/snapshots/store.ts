@@ -1,7 +1,8 @@
 /**
  * A thread workspace's snapshot store: content-addressed blobs (named by the sha256 of the raw
- * content, deduplicated, stored brotli-compressed where that pays), one small tree object per
- * directory, and one record per snapshot naming those trees. A snapshot after a change re-hashes
+ * content, deduplicated, stored brotli-compressed where that pays, small ones appended to pack
+ * files: {@link ObjectStore}), one small tree object per directory, and one record per snapshot
+ * naming those trees. A snapshot after a change re-hashes
  * only the paths it is told about (or, after tools whose effect is unknown, re-hashes only files
  * whose size or mtime moved) and rewrites only the trees of the directories that changed.
  *
@@ -13,18 +14,16 @@
  * snapshot does not record, a restore leaves as it is. Restores rewrite in place only what
  * differs ({@link applyInPlace}), journaled so an interrupted one is finished on the next use.
  */
-import { createHash, randomBytes } from "node:crypto";
-import { createWriteStream, type Stats } from "node:fs";
-import { chmod, copyFile, link, lstat, mkdir, open, readdir, readFile, readlink, rename, rm, stat, symlink, utimes, writeFile, type FileHandle } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { type Stats } from "node:fs";
+import { chmod, link, lstat, mkdir, readdir, readFile, readlink, rename, rm, stat, symlink, utimes, writeFile, type FileHandle } from "node:fs/promises";
 import path from "node:path";
-import { pipeline } from "node:stream/promises";
-import { promisify } from "node:util";
-import { brotliDecompress, constants as zlibConstants, createBrotliCompress, createBrotliDecompress, type BrotliOptions } from "node:zlib";
 import pLimit from "p-limit";
 import { DirHandle, EntryChangedError } from "../environment/dirHandle.js";
 import { isAtomicTempName } from "../environment/tempFiles.js";
 import { listTree, type ListedEntry } from "../environment/listWorker.js";
-import { putEntries, readFilesIntoStore, storeBuffers, type BlobLayout } from "./blobWorker.js";
+import { readFilesIntoStore, type BlobLayout } from "./blobWorker.js";
+import { ObjectStore } from "./objects.js";
 import { applyInPlace, dirsToVisit, sameContent, type TreeMap } from "./applyInPlace.js";
 import { WorkbenchError } from "../workbenchError.js";
 import { childOf, chunkDirMap, isUnder, parentOf, parseTree, printableBytes, sha256, treeText, type DirChunk, type SkippedEntry, type SnapshotFile, type SnapshotInfo, type SnapshotRecord, type StoredRecordV3 } from "./format.js";
@@ -96,27 +95,8 @@ const STREAM_ABOVE = 4 * 1024 * 1024;
 const SPLIT_LISTING_ABOVE = 5_000;
 /** A restore lists at most this many directories one by one before it takes one full look instead. */
 const MAX_VERIFIED_DIRS = 200;
-/**
- * Blobs smaller than this are stored raw: brotli's fixed cost (~35 µs a call on the thread pool)
- * buys nothing there (256-byte source snippets save ~60 bytes; `file 1\n` nothing at all).
- */
-const COMPRESS_FROM = 256;
 /** Files a blob-worker request reads at most. */
 const READ_BATCH = 4_000;
-const BROTLI_QUALITY = 1;
-
-/**
- * Blob compression: brotli at quality 1 (node:zlib, async on libuv's thread pool). Measured on
- * Node 20 (no zstd there) against deflate 1/3/6 and brotli 2/4: the fastest option on every
- * content (source files ~125 MB/s against deflate-1's ~70; a repetitive 1 MB report 1.9 GB/s at
- * 47:1 against deflate's 28:1; random bytes 1.1 GB/s against deflate's 55 MB/s), at a ratio on
- * small source files 5-15% below deflate-6 (git's loose objects).
- */
-const brotliOptions = (size: number): BrotliOptions => ({
-  params: { [zlibConstants.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY, [zlibConstants.BROTLI_PARAM_SIZE_HINT]: size },
-});
-const decompress = promisify(brotliDecompress) as (data: Buffer) => Promise<Buffer>;
-const KNOWN_BLOBS = 4_096;
 
 /**
  * A snapshot id handed to a checkpoint before its snapshot is committed (during a baseline that
@@ -193,10 +173,8 @@ export interface SnapshotOptions {
 }
 
 export class SnapshotStore {
-  /** Raw blobs: every blob of stores written before compression, and content compression does not shrink. */
-  private readonly blobs: string;
-  /** Brotli-compressed blobs, named by the sha256 of the raw content like raw ones. */
-  private readonly zblobs: string;
+  /** Blobs, loose and packed (objects.ts). */
+  private readonly objects: ObjectStore;
   private readonly trees: string;
   private readonly snaps: string;
   private working: Map<string, WorkingDir> | undefined;
@@ -237,10 +215,8 @@ export class SnapshotStore {
   private readonly maxFileBytes: number;
   private readonly maxSnapshotBytes: number;
   private readonly io = pLimit(16);
-  /** Directories of the store known to exist, and blobs known to be stored (saves a syscall each). */
+  /** Directories of the store known to exist (saves a syscall each). */
   private readonly madeDirs = new Set<string>();
-  /** Blobs known to be stored (a bounded shortcut: a miss costs one `stat` in `writeObject`). */
-  private readonly knownBlobs = new Set<string>();
   /** Directory-map chunks known to be stored, and parsed ones (bounded: consecutive records share most). */
   private readonly knownChunks = new Set<string>();
   private readonly chunkCache = new Map<string, DirChunk>();
@@ -253,8 +229,7 @@ export class SnapshotStore {
     private readonly policy: SnapshotPolicy,
     private readonly retention: RetentionPolicy,
   ) {
-    this.blobs = path.join(storeDir, "blobs");
-    this.zblobs = path.join(storeDir, "zblobs");
+    this.objects = new ObjectStore(storeDir);
     this.trees = path.join(storeDir, "trees");
     this.snaps = path.join(storeDir, "snaps");
     this.ignore = new Set(policy.ignoreNames);
@@ -575,22 +550,15 @@ export class SnapshotStore {
     });
   }
 
-  /** The (raw) content of a blob, stored compressed or raw. */
-  async readBlob(hash: string): Promise<Buffer> {
-    let packed: Buffer;
-    try {
-      packed = await readFile(this.blobPath(hash, true));
-    } catch (error) {
-      if (!isMissing(error)) throw error;
-      return readFile(this.blobPath(hash));
-    }
-    return decompress(packed);
+  /** The (raw) content of a blob, loose (compressed or raw) or packed. */
+  readBlob(hash: string): Promise<Buffer> {
+    return this.objects.get(hash);
   }
 
   /** Bytes held by blobs and trees (what retention's `maxBytes` bounds). */
   async storeBytes(): Promise<number> {
-    let total = 0;
-    for (const base of [this.blobs, this.zblobs, this.trees, this.snaps]) {
+    let total = await this.objects.storedBytes();
+    for (const base of [this.trees, this.snaps]) {
       const walk = async (d: string): Promise<void> => {
         let entries;
         try {
@@ -1015,7 +983,7 @@ export class SnapshotStore {
   }
 
   private get layout(): BlobLayout {
-    return { blobs: this.blobs, zblobs: this.zblobs, compressFrom: COMPRESS_FROM, quality: BROTLI_QUALITY };
+    return this.objects.layout;
   }
 
   /**
@@ -1051,68 +1019,18 @@ export class SnapshotStore {
     return out;
   }
 
-  /**
-   * Where blob `hash` is: `zblobs/ab/cdef…` compressed, `blobs/ab/cdef…` raw. Two locations rather
-   * than a header, since raw content may begin with any bytes. A blob is in either (both only
-   * after a race of two writers, each copy valid); readers try the compressed one first.
-   */
-  private blobPath(hash: string, compressed = false): string {
-    return path.join(compressed ? this.zblobs : this.blobs, hash.slice(0, 2), hash.slice(2));
-  }
-
-  private async blobStored(hash: string): Promise<boolean> {
-    return (await exists(this.blobPath(hash, true))) || (await exists(this.blobPath(hash)));
-  }
-
   /** Stores small content (link targets) through the blob worker, the one writer of small blobs. */
-  private async putBuffer(data: Buffer): Promise<string> {
-    const h = sha256(data);
-    if (this.knownBlobs.has(h)) return h;
-    await storeBuffers([data], this.layout);
-    this.rememberBlob(h);
-    return h;
+  private putBuffer(data: Buffer): Promise<string> {
+    return this.objects.putBuffer(data);
   }
 
-  /**
-   * Large files: compressed into a temporary blob while hashing, so the content is read once.
-   * Always stored compressed (which way pays is known only at the end; brotli passes
-   * incompressible data through at ~1 GB/s, a few bytes over its size).
-   */
-  private async putStream(fh: FileHandle, size: number): Promise<string> {
-    await this.mkdirOnce(this.zblobs);
-    const tmp = path.join(this.zblobs, `.tmp-${randomBytes(6).toString("hex")}`);
-    const hash = createHash("sha256");
-    try {
-      await pipeline(
-        fh.createReadStream({ start: 0, end: size - 1, autoClose: false }),
-        async function* (source: AsyncIterable<Buffer>) {
-          for await (const chunk of source) {
-            hash.update(chunk);
-            yield chunk;
-          }
-        },
-        createBrotliCompress(brotliOptions(size)),
-        createWriteStream(tmp, { mode: 0o600 }),
-      );
-      const h = hash.digest("hex");
-      const p = this.blobPath(h, true);
-      if (this.knownBlobs.has(h) || (await this.blobStored(h))) await rm(tmp, { force: true });
-      else {
-        await this.mkdirOnce(path.dirname(p));
-        await rename(tmp, p);
-      }
-      this.rememberBlob(h);
-      return h;
-    } catch (error) {
-      await rm(tmp, { force: true });
-      throw error;
-    }
+  /** Large files: streamed into a loose compressed blob while hashing (objects.ts). */
+  private putStream(fh: FileHandle, size: number): Promise<string> {
+    return this.objects.putStream(fh, size);
   }
 
-  /** Bounded, oldest out: 100k hashes held for good are 100k strings for every full GC to mark. */
   private rememberBlob(h: string): void {
-    this.knownBlobs.add(h);
-    if (this.knownBlobs.size > KNOWN_BLOBS) this.knownBlobs.delete(this.knownBlobs.values().next().value as string);
+    this.objects.remember(h);
   }
 
   private async mkdirOnce(dir: string): Promise<void> {
@@ -1432,10 +1350,9 @@ export class SnapshotStore {
       if (!item.entry.l && item.entry.s <= STREAM_ABOVE) batch.push(i);
     });
     if (batch.length > 0) {
-      const put = await putEntries(
+      const put = await this.objects.putEntries(
         dir.via,
         batch.map((i) => ({ name: items[i]!.name, h: items[i]!.entry.h, m: items[i]!.entry.m, t: items[i]!.entry.t, replace: items[i]!.replace })),
-        { ...this.layout, storeDir: this.storeDir },
       );
       batch.forEach((i, j) => (results[i] = put[j] ?? "ok"));
     }
@@ -1477,21 +1394,8 @@ export class SnapshotStore {
   }
 
   /** Writes the raw content of `f`'s blob to the new file `tmp` (decompressing; streamed when large). */
-  private async extractBlob(f: SnapshotFile, tmp: string): Promise<void> {
-    let fh: FileHandle;
-    try {
-      fh = await open(this.blobPath(f.h, true), "r");
-    } catch (error) {
-      if (!isMissing(error)) throw error;
-      return copyFile(this.blobPath(f.h), tmp);
-    }
-    try {
-      if (f.s > STREAM_ABOVE) {
-        await pipeline(fh.createReadStream({ autoClose: false }), createBrotliDecompress(), createWriteStream(tmp, { mode: 0o600 }));
-      } else await writeFile(tmp, await decompress(await fh.readFile()), { mode: 0o600 });
-    } finally {
-      await fh.close().catch(() => undefined);
-    }
+  private extractBlob(f: SnapshotFile, tmp: string): Promise<void> {
+    return this.objects.extractTo(f.h, f.s, tmp, STREAM_ABOVE);
   }
 
   /**
@@ -1558,24 +1462,17 @@ export class SnapshotStore {
       records: await this.allRecords(),
       retention: this.retention,
       readTree: (h) => this.readTree(h),
-      blobPath: (h, compressed) => this.blobPath(h, compressed),
+      objects: this.objects,
       removeRecord: (id) => rm(path.join(this.snaps, `${id}.json`), { force: true }),
-      dirs: { trees: this.trees, blobs: this.blobs, zblobs: this.zblobs },
+      dirs: { trees: this.trees },
     });
-    if (removed.length > 0) {
-      this.knownChunks.clear();
-      this.knownBlobs.clear();
-    }
+    if (removed.length > 0) this.knownChunks.clear();
     return { removed };
   }
 }
 
 function sameEntry(a: SnapshotFile | undefined, b: SnapshotFile): boolean {
   return a !== undefined && a.h === b.h && a.s === b.s && a.m === b.m && a.t === b.t && Boolean(a.l) === Boolean(b.l);
-}
-
-function isMissing(error: unknown): boolean {
-  return (error as NodeJS.ErrnoException | undefined)?.code === "ENOENT";
 }
 
 async function exists(p: string): Promise<boolean> {
