@@ -23,6 +23,7 @@ import { DirHandle, EntryChangedError } from "../environment/dirHandle.js";
 import { isAtomicTempName } from "../environment/tempFiles.js";
 import { listTree, type ListedEntry } from "../environment/listWorker.js";
 import { readFilesIntoStore, type BlobLayout } from "./blobWorker.js";
+import { RestoreJournalFile, settleLegacySwap, type RestoreJournal } from "./restoreJournal.js";
 import { ObjectStore } from "./objects.js";
 import { applyInPlace, dirsToVisit, sameContent, type TreeMap } from "./applyInPlace.js";
 import { WorkbenchError } from "../workbenchError.js";
@@ -66,20 +67,7 @@ export interface SnapshotHead {
 }
 type Head = SnapshotHead;
 
-/**
- * A restore under way (`restore.json`): `target` is being applied in place. Journals of 0.1.x
- * (a staged copy swapped in with two renames) also carry `staging`, `trash` and `moved`.
- */
-interface Journal {
-  v?: 2;
-  target: string;
-  staging?: string;
-  trash?: string;
-  /** 0.1.x: excluded directories moved from the workspace into staging (relative paths). */
-  moved?: string[];
-  /** A per-path restore: only these paths are brought to `target`. */
-  paths?: string[];
-}
+type Journal = RestoreJournal;
 
 /** What a restore did. */
 export interface RestoreResult {
@@ -210,6 +198,7 @@ export class SnapshotStore {
   private headStamp: string | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   private recovered = false;
+  private journalFile: RestoreJournalFile | undefined;
   private sinceGc = 0;
   private readonly ignore: Set<string>;
   private readonly maxFileBytes: number;
@@ -1224,8 +1213,8 @@ export class SnapshotStore {
 
   // ---- restore ---------------------------------------------------------------------------
 
-  private get journalPath(): string {
-    return path.join(this.storeDir, "restore.json");
+  private get journal(): RestoreJournalFile {
+    return (this.journalFile ??= new RestoreJournalFile(this.storeDir));
   }
 
   /**
@@ -1299,7 +1288,7 @@ export class SnapshotStore {
     const current: TreeMap = { keys: () => working.keys(), get: (rel) => working.get(rel)?.files, has: (rel) => working.has(rel) };
     const wanted: TreeMap = { keys: () => keys.values(), get: (rel) => trees.get(rel) ?? working.get(rel)?.files, has: (rel) => keys.has(rel) };
     await this.mkdirOnce(this.storeDir);
-    await writeFile(this.journalPath, JSON.stringify(journal), { mode: 0o600 });
+    await this.journal.write(journal);
     const root = await DirHandle.open(this.dir);
     let result: Awaited<ReturnType<typeof applyInPlace>>;
     try {
@@ -1311,7 +1300,7 @@ export class SnapshotStore {
       // Left half-way (a permission error, the disk full): the working set follows the disk again.
       await root.close();
       this.working = undefined;
-      await rm(this.journalPath, { force: true });
+      await this.journal.clear();
       throw error;
     }
     await root.close();
@@ -1335,7 +1324,7 @@ export class SnapshotStore {
       id = await this.commit(head.id, hashes ? "restore-kept" : "restore-paths");
     }
     await this.saveHead({ ...head, id });
-    await rm(this.journalPath, { force: true });
+    await this.journal.clear();
     return result.kept;
   }
 
@@ -1406,13 +1395,8 @@ export class SnapshotStore {
   private async recover(): Promise<void> {
     if (this.recovered) return;
     this.recovered = true;
-    let journal: Journal | undefined;
-    try {
-      journal = JSON.parse(await readFile(this.journalPath, "utf8")) as Journal;
-    } catch {
-      journal = undefined;
-    }
-    if (journal?.staging) await this.recoverSwap(journal);
+    const journal = await this.journal.read();
+    if (journal?.staging) await settleLegacySwap(journal, this.journal, this.dir, async (target) => this.saveHead({ ...(await this.loadHead()), id: target }));
     else if (journal) {
       const target = await this.readRecord(journal.target);
       const head = await this.loadHead();
@@ -1422,36 +1406,9 @@ export class SnapshotStore {
       await this.commit(head?.id, "before-restore");
       if (target && journal.paths) await this.applyPaths(target, journal.paths);
       else if (target) await this.applyRecord(target);
-      await rm(this.journalPath, { force: true });
+      await this.journal.clear();
     }
-    // Leftovers of interrupted restores (never the workspace itself).
-    let names: string[] = [];
-    try {
-      names = await readdir(this.storeDir);
-    } catch {
-      return;
-    }
-    await Promise.all(
-      names.filter((n) => /^(staging|trash|restore-tmp)-[0-9a-f-]+$/.test(n)).map((n) => rm(path.join(this.storeDir, n), { recursive: true, force: true })),
-    );
-  }
-
-  /** 0.1.x journals: staging still beside an intact workspace → undo; workspace gone or swapped → finish. */
-  private async recoverSwap(journal: Journal): Promise<void> {
-    const staging = journal.staging!;
-    const stagingThere = await exists(staging);
-    const wsThere = await exists(this.dir);
-    if (stagingThere && wsThere) {
-      for (const rel of journal.moved ?? []) {
-        const from = path.join(staging, ...rel.split("/"));
-        const to = path.join(this.dir, ...rel.split("/"));
-        if ((await exists(from)) && !(await exists(to))) await rename(from, to).catch(() => undefined);
-      }
-    } else {
-      if (stagingThere) await rename(staging, this.dir);
-      await this.saveHead({ ...(await this.loadHead()), id: journal.target });
-    }
-    await rm(this.journalPath, { force: true });
+    await this.journal.removeLeftovers();
   }
 
   // ---- retention -------------------------------------------------------------------------
