@@ -9,7 +9,8 @@ import path from "node:path";
 import pLimit from "p-limit";
 import { readAccessReason, type AccessPolicy } from "../guards/access.js";
 import { LocalFileOperations } from "../environment/localFileOperations.js";
-import { LinkCountWorker } from "./linkCountWorker.js";
+import { linkCountProcessUsable, LinkCountProcess } from "./linkCountProcess.js";
+import { LinkCountWorker, type LinkedFile } from "./linkCountWorker.js";
 import type { LineRecord, SearchOutcome } from "./types.js";
 
 /**
@@ -27,17 +28,34 @@ export interface HardLinkScreen {
   drop(outcome: SearchOutcome): Promise<void>;
 }
 
-/** Files checked with async `lstat` before a search counts as big enough for the worker. */
+/** Files checked with async `lstat` before a search counts as big enough for the bulk check. */
 const ASYNC_FILES = 512;
-/** Paths per message to the link-count worker. */
+/** Paths per batch handed to the bulk check. */
 const WORKER_BATCH = 2_048;
 
 /**
- * @param newWorker where big batches go (tests hand in a worker that already failed, to see the
+ * Where big batches of paths get their link counts: {@link LinkCountProcess} (one `find`, no JS
+ * per file) or {@link LinkCountWorker}. A rejected batch is checked with async `lstat` instead.
+ */
+export interface LinkCounter {
+  check(paths: string[]): Promise<LinkedFile[]>;
+  /** No more batches (find then finishes; batches may resolve only after this). */
+  end?(): void;
+  close(): void;
+}
+
+/** GNU find where it answers the argv (probed once per process), else the worker thread. */
+function defaultLinkCounter(): LinkCounter {
+  return linkCountProcessUsable() === true ? new LinkCountProcess() : new LinkCountWorker();
+}
+
+/**
+ * @param newWorker where big batches go (tests hand in a counter that already failed, to see the
  *   fallback to async `lstat` take over).
  */
-export function hardLinkScreen(policy: AccessPolicy, newWorker: () => LinkCountWorker = () => new LinkCountWorker()): HardLinkScreen {
+export function hardLinkScreen(policy: AccessPolicy, newWorker: () => LinkCounter = defaultLinkCounter): HardLinkScreen {
   if (policy.allowHardLinks) return { see() {}, drop: async () => {} };
+  linkCountProcessUsable(); // the probe runs while the first results are checked one by one
   // Engines report a file's records together, so only back-to-back repeats are skipped (a Set
   // of every result path cost more than the checks it saved); a rarer repeat is checked twice.
   let last: string | undefined;
@@ -50,7 +68,7 @@ export function hardLinkScreen(policy: AccessPolicy, newWorker: () => LinkCountW
   const queue = new LstatQueue((f, s) => {
     if (s?.isFile() && s.nlink > 1) judge(f, s.nlink, s.size);
   });
-  let worker: LinkCountWorker | undefined;
+  let worker: LinkCounter | undefined;
   let batch: string[] = [];
   const batches: Array<Promise<void>> = [];
   const flush = () => {
@@ -81,6 +99,7 @@ export function hardLinkScreen(policy: AccessPolicy, newWorker: () => LinkCountW
         for (const c of outcome.counts) see(c.path);
       }
       flush();
+      worker?.end?.();
       try {
         await Promise.all(batches);
         await queue.idle();

@@ -53,12 +53,24 @@ export function shapeResults(outcome: SearchOutcome, target: "content" | "files"
     items = sortedUpTo(unique, o.offset + o.limit, byPath);
     extra.total_files = unique.length;
   } else if (mode === "count") {
-    const counts = outcome.counts
-      .map((c) => ({ path: visible(c.path), count: c.count }))
-      .filter((c): c is { path: string; count: number } => c.path !== undefined);
-    items = sortedUpTo(counts, o.offset + o.limit, (a, b) => byPath(a.path, b.path));
+    const k = o.offset + o.limit;
+    let counts: Array<{ path: string; count: number }>;
+    if (!checkHidden && keepsFew(outcome.counts.length, k)) {
+      // Nothing to filter and one short page of many: most results are compared once and
+      // dropped, so a displayed copy is kept only for the page (100k retained copies were most
+      // of this step's garbage collection).
+      counts = outcome.counts;
+      items = bestOf(counts, k, (c) => ({ path: o.display(c.path), count: c.count }), (a, b) => byPath(a.path, b.path));
+    } else {
+      counts = outcome.counts
+        .map((c) => ({ path: visible(c.path), count: c.count }))
+        .filter((c): c is { path: string; count: number } => c.path !== undefined);
+      items = sortedUpTo(counts, k, (a, b) => byPath(a.path, b.path));
+    }
     extra.total_files = counts.length;
-    extra.total_matches = counts.reduce((n, c) => n + c.count, 0);
+    let matches = 0;
+    for (const c of counts) matches += c.count;
+    extra.total_matches = matches;
   } else {
     items = contentMatches(outcome.lines, visible, o);
     extra.total_matches = items.length;
@@ -149,9 +161,15 @@ function cut(text: string, o: ShapeOptions): string {
  * one page of a 100k-file answer needs a pass with a small sorted buffer, not a full sort.
  */
 export function sortedUpTo<T>(items: T[], k: number, cmp: (a: T, b: T) => number): T[] {
-  if (k * 8 >= items.length || k > 4_096) return items.sort(cmp);
-  const best: T[] = [];
-  for (const item of items) {
+  if (!keepsFew(items.length, k)) return items.sort(cmp);
+  return bestOf(items, k, (item) => item, cmp);
+}
+
+/** The first `k` of `items` mapped by `show`, in `cmp` order: each item is mapped once, and only the best `k` are kept. */
+function bestOf<T, U>(items: T[], k: number, show: (item: T) => U, cmp: (a: U, b: U) => number): U[] {
+  const best: U[] = [];
+  for (const each of items) {
+    const item = show(each);
     if (best.length === k && cmp(item, best[k - 1]!) >= 0) continue;
     let lo = 0;
     let hi = best.length;
@@ -164,6 +182,11 @@ export function sortedUpTo<T>(items: T[], k: number, cmp: (a: T, b: T) => number
     if (best.length > k) best.pop();
   }
   return best;
+}
+
+/** Whether {@link sortedUpTo} keeps a small buffer (rather than sorting all `n` items). */
+function keepsFew(n: number, k: number): boolean {
+  return k * 8 < n && k <= 4_096;
 }
 
 function byPath(a: string, b: string): number {
