@@ -134,6 +134,6 @@ export async function run(opts: { quick: boolean }): Promise<string> {
     `Throughput (CPU time of this process, median of ${runs} interleaved runs) on a ${(bytes / 1024 ** 2).toFixed(0)} MB mixed file (a secret every 40 lines): ` +
       `${mbps(text.length, msMine)} MB/s vs the anchor's ${mbps(text.length, msAnchor)} MB/s (${(msAnchor / msMine).toFixed(2)}×); ` +
       `on this repository's own code (${(bytes / 1024 ** 2).toFixed(0)} MB) ${mbps(code.length, codeMine)} MB/s vs ${mbps(code.length, codeAnchor)} MB/s (${(codeAnchor / codeMine).toFixed(2)}×).`,
-    `Per detector (CPU ms on the mixed file, median of 3): the shared literal scan ${scanMs.toFixed(0)} (vendor needles, gitleaks keywords, the literals the context rules, shapes, webhooks and needle-led vendor patterns are anchored on), then each detector given that scan: ${detectors.map((d) => `${d.name} ${d.ms.toFixed(0)}`).join(", ")}.`,
+    `Per detector (CPU ms on the mixed file, median of 3): the shared literal scan ${scanMs.toFixed(0)} (vendor needles, gitleaks keywords, the literals the context rules, shapes, webhooks and needle-led vendor patterns are anchored on, ESC and invisible characters), then each detector given that scan: ${detectors.map((d) => `${d.name} ${d.ms.toFixed(0)}`).join(", ")}.`,
   ].join("\n");
 }

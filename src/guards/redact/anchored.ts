@@ -53,3 +53,43 @@ export function anchoredMatches(text: string, scan: TextScan, re: RegExp, anchor
   }
   return out;
 }
+
+const FIRST_CHARS = new WeakMap<RegExp, { first: string; sticky: RegExp } | null>();
+
+/**
+ * The character every match of `re` starts with, when its source opens with a literal
+ * punctuation character (not quantified) and has no alternation (a branch could start with
+ * another), with the sticky twin of `re`; else null.
+ */
+function firstCharOf(re: RegExp): { first: string; sticky: RegExp } | null {
+  let known = FIRST_CHARS.get(re);
+  if (known === undefined) {
+    const m = /^(?:\\([^\w\s])|([^\w\s\\^$.|?*+()[\]{}]))(?![?*+{])/.exec(re.source);
+    const plain = /^[dgi]*$/.test(re.flags) && !re.source.includes("|");
+    known = m && plain ? { first: (m[1] ?? m[2])!, sticky: stickyOf(re) } : null;
+    FIRST_CHARS.set(re, known);
+  }
+  return known;
+}
+
+/**
+ * Exactly the matches of `text.matchAll(re)` (`re` global) when every match starts with one
+ * literal character ({@link firstCharOf}): `re` is tried (sticky) only where that character
+ * occurs, found with `indexOf`, instead of at every position of the text. Undefined otherwise.
+ */
+export function firstCharMatches(text: string, re: RegExp): RegExpExecArray[] | undefined {
+  const known = firstCharOf(re);
+  if (!known) return undefined;
+  const { first, sticky } = known;
+  const out: RegExpExecArray[] = [];
+  let next = 0;
+  for (let i = text.indexOf(first); i !== -1; i = text.indexOf(first, i + 1)) {
+    if (i < next) continue;
+    sticky.lastIndex = i;
+    const m = sticky.exec(text);
+    if (m === null) continue;
+    out.push(m);
+    next = i + Math.max(1, m[0].length);
+  }
+  return out;
+}

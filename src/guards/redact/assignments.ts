@@ -5,7 +5,8 @@
 import { keyStrength } from "./keyNames.js";
 import { REDACTION_MARKER_PREFIX } from "./markers.js";
 import { isKeyChar, isKeyStartChar, lineEnd } from "./text.js";
-import type { SecretSpan } from "./types.js";
+import type { TextScan } from "./scan.js";
+import type { RedactOptions, SecretSpan } from "./types.js";
 import { CODE_EXPRESSION_RE, ENV_LOOKUP_RE, TYPE_ANNOTATION_RE, isCodeValue, isPlaceholder, looksLikeCredential } from "./values.js";
 
 /**
@@ -24,20 +25,21 @@ const KEY_HINT_TEST_RE = /pass|pw|secret|token|key|auth|cred|bearer|sess|cookie|
 const HINT_PAIRS = new Uint8Array(128 * 128);
 for (const h of KEY_HINT_TEST_RE.source.split("|")) HINT_PAIRS[h.charCodeAt(0) * 128 + h.charCodeAt(1)] = 1;
 
-/** Does `text[start, end)` (key characters, ASCII) hold a pair of {@link HINT_PAIRS}? */
-function mayHoldHint(text: string, start: number, end: number): boolean {
-  let prev = text.charCodeAt(start) | 32;
+/** Do the code units `[start, end)` (key characters, ASCII) hold a pair of {@link HINT_PAIRS}? */
+function mayHoldHint(codes: Uint16Array, start: number, end: number): boolean {
+  let prev = codes[start]! | 32;
   for (let i = start + 1; i < end; i++) {
-    const c = text.charCodeAt(i) | 32;
+    const c = codes[i]! | 32;
     if (HINT_PAIRS[prev * 128 + c] === 1) return true;
     prev = c;
   }
   return false;
 }
 
-function assignmentSpan(text: string, match: RegExpExecArray): SecretSpan | undefined {
+function assignmentSpan(text: string, match: RegExpExecArray, keyLength: number, keyIsStrength: Strength): SecretSpan | undefined {
   const [whole, lead, key, spaceBefore, op, spaceAfter, value] = match as unknown as [string, string, string, string, string, string, string];
-  const strength = keyStrength(key);
+  // (the key the operator was traced back to, unless the match took another)
+  const strength = key.length === keyLength ? keyIsStrength : keyStrength(key);
   if (!strength) return undefined;
   const q0 = value.charCodeAt(0);
   const quote = (q0 === 34 || q0 === 39 || q0 === 96) && value.length >= 2 && value.endsWith(value[0]!) ? value[0]! : "";
@@ -79,6 +81,35 @@ function assignmentSpan(text: string, match: RegExpExecArray): SecretSpan | unde
   return { start, end: start + inner.length };
 }
 
+type Strength = ReturnType<typeof keyStrength>;
+
+/** `[A-Za-z0-9_.-]` by char code (0 for every code ≥ 128): the key scan's table. */
+const KEY_CHAR = new Uint8Array(65536);
+for (let c = 0; c < 128; c++) KEY_CHAR[c] = isKeyChar(c) ? 1 : 0;
+
+/**
+ * The strength of each key seen lately ({@link keyStrength}, undefined also when the key holds
+ * no hint), in a direct-mapped table looked up by a hash of the key's characters in the text:
+ * an assignment-heavy file repeats its keys, and cutting each key out of the text, testing it
+ * with a regex and hashing it again in a `Map` cost more than the rest of the detector.
+ */
+const KEY_SLOTS = 4096;
+const slotKeys: Array<string | undefined> = new Array<string | undefined>(KEY_SLOTS).fill(undefined);
+const slotStrengths: Strength[] = new Array<Strength>(KEY_SLOTS).fill(undefined);
+
+function keyStrengthAt(text: string, codes: Uint16Array, start: number, end: number): Strength {
+  let h = end - start;
+  for (let i = start; i < end; i++) h = Math.imul(h ^ codes[i]!, 0x01000193);
+  const slot = (h >>> 20) & (KEY_SLOTS - 1);
+  const known = slotKeys[slot];
+  if (known !== undefined && known.length === end - start && text.startsWith(known, start)) return slotStrengths[slot];
+  const key = text.slice(start, end);
+  const strength = KEY_HINT_TEST_RE.test(key) ? keyStrength(key) : undefined;
+  slotKeys[slot] = key;
+  slotStrengths[slot] = strength;
+  return strength;
+}
+
 /** `\w` by char code (a regex test per key cost more than the rest of the key check). */
 function isWordChar(c: number): boolean {
   return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95;
@@ -99,7 +130,7 @@ function lineStartsAt(text: string, pos: number): boolean {
  * located with `indexOf`) back to the key before each, so the key-name rule costs one cheap check
  * per operator; the assignment is then matched at the key (sticky) only when the key holds a hint.
  */
-function assignmentSpans(text: string, spans: SecretSpan[]): void {
+function assignmentSpans(text: string, c: Uint16Array, spans: SecretSpan[]): void {
   let colon = text.indexOf(":");
   let equals = text.indexOf("=");
   let doneUntil = -1;
@@ -114,41 +145,40 @@ function assignmentSpans(text: string, spans: SecretSpan[]): void {
     }
     // Back over `?` of `?=`, blanks and a closing quote to the end of the key.
     let q = op - 1;
-    if (text.charCodeAt(op) === 61 && text.charCodeAt(q) === 63) q--;
+    if (c[op]! === 61 && c[q]! === 63) q--;
     // PHP `$key .= "…"`, `+=`: the operator's first character is not part of the key.
-    else if (text.charCodeAt(op) === 61 && (text.charCodeAt(q) === 46 || text.charCodeAt(q) === 43) && text.charCodeAt(q - 1) === 32) q--;
-    while (q >= 0 && (text.charCodeAt(q) === 32 || text.charCodeAt(q) === 9)) q--;
-    const cq = text.charCodeAt(q);
+    else if (c[op]! === 61 && (c[q]! === 46 || c[q]! === 43) && c[q - 1]! === 32) q--;
+    while (q >= 0 && (c[q]! === 32 || c[q]! === 9)) q--;
+    const cq = c[q]!;
     if (cq === 34 || cq === 39 || cq === 96) q--;
-    if (q < 0 || !isKeyChar(text.charCodeAt(q))) continue;
+    if (q < 0 || !isKeyChar(c[q]!)) continue;
     const keyEnd = q + 1;
     if (keyEnd <= doneUntil) continue;
     doneUntil = keyEnd;
     let start = q;
-    while (start > 0 && isKeyChar(text.charCodeAt(start - 1))) start--;
-    while (start < keyEnd && !isKeyStartChar(text.charCodeAt(start))) start++; // `--password`, `.token`
-    if (start === keyEnd || !mayHoldHint(text, start, keyEnd)) continue;
-    const key = text.slice(start, keyEnd);
-    if (!KEY_HINT_TEST_RE.test(key)) continue;
+    while (start > 0 && KEY_CHAR[c[start - 1]!] === 1) start--;
+    while (start < keyEnd && !isKeyStartChar(c[start]!)) start++; // `--password`, `.token`
+    if (start === keyEnd || !mayHoldHint(c, start, keyEnd)) continue;
+    const strength = keyStrengthAt(text, c, start, keyEnd);
+    if (!strength) continue;
     const before = start > 0 ? text[start - 1]! : "";
     // `$TOKEN`, `${password}` are references; `$password = "…"` (PHP, Perl) assigns a literal.
     if (before === "$" && !/^[ \t]*[.+]?=[ \t]*["']/.test(text.slice(keyEnd, keyEnd + 16))) continue;
     if (before === "{" && text[start - 2] === "$") continue; // `${VAR:?message}`, `${VAR:-default}`
     const at = before === '"' || before === "'" || before === "`" ? start - 1 : start;
-    if (at > 0 && isWordChar(text.charCodeAt(at - 1))) continue;
-    if (!keyStrength(key)) continue;
+    if (at > 0 && isWordChar(c[at - 1]!)) continue;
     ASSIGNMENT_RE.lastIndex = at;
     const m = ASSIGNMENT_RE.exec(text);
     if (!m) continue;
-    const span = assignmentSpan(text, m);
+    const span = assignmentSpan(text, m, keyEnd - start, strength);
     if (span) spans.push(span);
   }
 }
 
 
 /** The assignment detector. */
-export function detectAssignments(text: string): SecretSpan[] {
+export function detectAssignments(text: string, _opts: RedactOptions, scan: TextScan): SecretSpan[] {
   const spans: SecretSpan[] = [];
-  assignmentSpans(text, spans);
+  assignmentSpans(text, scan.codes(), spans);
   return spans;
 }

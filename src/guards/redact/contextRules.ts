@@ -43,7 +43,7 @@ const CONTEXT_RULES: Array<ContextRule & { needleRes: RegExp[] }> = (<ContextRul
   { re: /\bdefine\s*\(\s*(["'])([A-Z0-9_]*(?:PASSWORD|PASS|PWD|SECRET|TOKEN|_KEY|SALT)[A-Z0-9_]*)\1\s*,\s*(["'])((?:(?!\3)[^\\\n]|\\.)+)\3/g, group: 4, needles: ["define"], anchor: { needles: ["define"], back: 0 } },
   // XML `<password>x</password>`, `<add key="Password" value="x"/>`
   { re: /<((?:[A-Za-z_:][\w.:-]*)?(?:password|passwd|secret|token|apikey|api-key|api_key|credential)[\w.:-]*)>([^<\n]{1,512})<\/\1>/gi, group: 2, needles: ["</"], anchor: { lead: XML_TAG_LEAD, at: "start" } },
-  { re: /\bkey\s*=\s*"[^"\n]*(?:password|secret|token|apikey|api[_.-]key)[^"\n]*"\s+value\s*=\s*"([^"\n]+)"/gi, group: 1, needles: ["value"] },
+  { re: /\bkey\s*=\s*"[^"\n]*(?:password|secret|token|apikey|api[_.-]key)[^"\n]*"\s+value\s*=\s*"([^"\n]+)"/gi, group: 1, needles: ["value"], anchor: { needles: ["key"], back: 0 } },
   // `mysql -pSECRET`, `mysqldump -u root -pSECRET`
   { re: /\b(?:mysql\w*|mariadb\w*)\b[^\n|;]*?\s-p(?!\s)([^\s'"`]+|'[^'\n]*'|"[^"\n]*")/g, group: 1, needles: ["mysql", "mariadb"], anchor: { needles: ["mysql", "mariadb"], back: 0 } },
   // `--password x`, `--token=x`, `--api-key x`, `--client-secret x`

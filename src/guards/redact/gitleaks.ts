@@ -52,8 +52,14 @@ for (const c of COMPILED) for (const k of c.rule.keywords) BY_KEYWORD.set(k, [..
 /** Shannon entropy in bits per character. */
 export function shannonEntropy(s: string): number {
   if (s.length === 0) return 0;
-  const counts = new Map<string, number>();
-  for (const c of s) counts.set(c, (counts.get(c) ?? 0) + 1);
+  // By code point, in order of first occurrence (as iterating the string would count them),
+  // without a string per character.
+  const counts = new Map<number, number>();
+  for (let i = 0; i < s.length; i++) {
+    const c = s.codePointAt(i)!;
+    if (c > 0xffff) i++;
+    counts.set(c, (counts.get(c) ?? 0) + 1);
+  }
   let h = 0;
   for (const n of counts.values()) {
     const p = n / s.length;
@@ -86,7 +92,10 @@ function keywordWindows(text: string, scan: TextScan): Window[] {
   const out: Window[] = [];
   let lineStart = 0;
   let lineEnd = -1;
-  for (const [k, kw] of scan.literals().keywords) {
+  const { keywordAt, keywords } = scan.literals();
+  for (let h = 0; h < keywordAt.length; h++) {
+    const k = keywordAt[h]!;
+    const kw = keywords[h]!;
     if (kw.length < SHORT_KEYWORD && !inLongRun(text, k, kw.length)) continue;
     if (k > lineEnd) {
       lineStart = text.lastIndexOf("\n", k) + 1;

@@ -61,9 +61,12 @@ export function detectPem(text: string, opts: RedactOptions, scan: TextScan): Se
       if (text.startsWith("\\n", after)) {
         // Inline: "-----BEGIN … KEY-----\nMIIE…\n-----END … KEY-----" on one line.
         const [, eol] = lineAt(text, after);
-        const endAt = text.indexOf("-----END", after);
-        const quoteAt = text.slice(after, eol).search(/["'`]/);
-        const stop = endAt !== -1 && endAt < eol ? endAt : quoteAt !== -1 ? after + quoteAt : eol;
+        // Searched on this line only: an END further on cannot stop it, and a search of the rest
+        // of the text per inline BEGIN would make many of them quadratic.
+        const line = text.slice(after, eol);
+        const endAt = line.indexOf("-----END");
+        const quoteAt = line.search(/["'`]/);
+        const stop = after + (endAt !== -1 ? endAt : quoteAt !== -1 ? quoteAt : line.length);
         if (/[A-Za-z0-9+/=]{16}/.test(text.slice(after, stop))) out.push({ start: after, end: stop, label });
         continue;
       }

@@ -4,12 +4,14 @@
  */
 import { escapeRegExp } from "../regexp.js";
 import { anchoredMatches } from "./anchored.js";
+import { LITERAL_RE, forEachLiteral, literalSet } from "./literals.js";
 import { registerAnchorLiterals, type TextScan } from "./scan.js";
 import { VENDOR_PATTERNS, type VendorPattern } from "../secretPatterns.js";
 import { isKeyChar, lineEnd } from "./text.js";
 import type { RedactOptions, SecretSpan } from "./types.js";
 
 const INVISIBLE_RE = /[\u200B-\u200D\u2060\uFEFF\u00AD]|\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]/g;
+const INVISIBLE_STICKY_RE = new RegExp(INVISIBLE_RE.source, "y");
 const TOKEN_CHAR = /[A-Za-z0-9_+/=.-]/;
 
 /**
@@ -20,8 +22,18 @@ const TOKEN_CHAR = /[A-Za-z0-9_+/=.-]/;
  */
 function foldedVendorSpans(text: string, scan: TextScan, direct: SecretSpan[], out: SecretSpan[]): void {
   const regions: Array<[number, number]> = [];
-  INVISIBLE_RE.lastIndex = 0;
-  for (const m of text.matchAll(INVISIBLE_RE)) regions.push([Math.max(0, m.index - 300), Math.min(text.length, m.index + m[0].length + 300)]);
+  // The matches of INVISIBLE_RE, from the characters the shared scan marked: each starts at one
+  // (an escape sequence holds no other), so it is tried only there.
+  for (const at of scan.literals().marked) {
+    let len = 1;
+    if (text.charCodeAt(at) === 27) {
+      INVISIBLE_STICKY_RE.lastIndex = at;
+      const m = INVISIBLE_STICKY_RE.exec(text);
+      if (!m) continue;
+      len = m[0].length;
+    }
+    regions.push([Math.max(0, at - 300), Math.min(text.length, at + len + 300)]);
+  }
   for (const at of wrappedPrefixes(text, scan)) {
     const nextLine = text.indexOf("\n", at) + 1;
     regions.push([at, Math.min(text.length, lineEnd(text, nextLine) + 1, nextLine + 400)]);
@@ -46,9 +58,10 @@ function foldRegion(text: string, from: number, to: number, directEnds: Map<numb
   while (i < to) {
     const c = text[i]!;
     if (c === "\x1b" || (c >= "\u200B" && c <= "\u200D") || c === "\u2060" || c === "\uFEFF" || c === "\u00AD") {
-      INVISIBLE_RE.lastIndex = i;
-      const m = INVISIBLE_RE.exec(text);
-      if (m && m.index === i) {
+      // (sticky: a global search from a broken escape would run on through the rest of the text)
+      INVISIBLE_STICKY_RE.lastIndex = i;
+      const m = INVISIBLE_STICKY_RE.exec(text);
+      if (m) {
         i += m[0].length;
         if (removedAfter.length) removedAfter[removedAfter.length - 1] = true;
         continue;
@@ -93,14 +106,32 @@ const NEEDLE_RE = new RegExp(NEEDLES.map(escapeRegExp).join("|"), "g");
 /** For each needle, the shorter needles it starts with (`sk-ant-` → `sk-`): found together. */
 const NEEDLE_PREFIXES = new Map(NEEDLES.map((n) => [n, NEEDLES.filter((m) => n.startsWith(m))]));
 
+/**
+ * The needles as a case-exact literal set (./literals.ts): a regex alternation of 120 literals
+ * tries them one by one at each position and cost more than the rest of the folded-region pass.
+ */
+const NEEDLE_SET = NEEDLES.every((n) => LITERAL_RE.test(n)) ? literalSet(NEEDLES.map((n) => [n, n] as [string, string]), false) : undefined;
+
 /** The vendor needles present in `text`, in one scan instead of one `includes` per pattern. */
 function presentNeedles(text: string): Set<string> {
   const found = new Set<string>();
-  NEEDLE_RE.lastIndex = 0;
-  for (const m of text.matchAll(NEEDLE_RE)) {
-    if (found.has(m[0])) continue;
-    for (const n of NEEDLE_PREFIXES.get(m[0]) ?? [m[0]]) found.add(n);
+  const add = (needle: string) => {
+    if (found.has(needle)) return;
+    for (const n of NEEDLE_PREFIXES.get(needle) ?? [needle]) found.add(n);
+  };
+  if (NEEDLE_SET) {
+    // The matches of NEEDLE_RE: leftmost, the longest needle at a position (the scan reports it
+    // first), not overlapping.
+    let end = 0;
+    forEachLiteral(text, NEEDLE_SET, 0, text.length, (at, needle) => {
+      if (at < end) return;
+      end = at + needle.length;
+      add(needle);
+    });
+    return found;
   }
+  NEEDLE_RE.lastIndex = 0;
+  for (const m of text.matchAll(NEEDLE_RE)) add(m[0]);
   return found;
 }
 
@@ -116,18 +147,22 @@ const MIN_TOKEN_RUN = 15;
  * only around a hit.
  */
 function needlePositions(text: string, scan: TextScan): Map<string, number[]> {
+  const codes = scan.codes();
   const at = new Map<string, number[]>();
   const len = text.length;
   // The run of token characters around the last hit (hits come in position order).
   let runStart = -1;
   let runEnd = -1;
   const isRun = (c: number) => c < 128 && RUN_CHAR[c] === 1;
-  for (const [k, n] of scan.literals().needles) {
+  const { needleAt, needles } = scan.literals();
+  for (let h = 0; h < needleAt.length; h++) {
+    const k = needleAt[h]!;
+    const n = needles[h]!;
     if (k >= runEnd) {
       runStart = k;
-      while (runStart > 0 && isRun(text.charCodeAt(runStart - 1))) runStart--;
+      while (runStart > 0 && isRun(codes[runStart - 1]!)) runStart--;
       runEnd = k;
-      while (runEnd < len && isRun(text.charCodeAt(runEnd))) runEnd++;
+      while (runEnd < len && isRun(codes[runEnd]!)) runEnd++;
     }
     if (k + n.length > runEnd || runEnd - runStart < MIN_TOKEN_RUN) continue;
     const list = at.get(n);
@@ -217,22 +252,26 @@ function isBodyChar(c: number): boolean {
  * shared scan, so only candidates are walked.
  */
 function wrappedPrefixes(text: string, scan: TextScan): number[] {
+  const codes = scan.codes();
   const out: number[] = [];
   let doneUntil = 0;
-  for (const [k, n] of scan.literals().needles) {
+  const { needleAt, needles } = scan.literals();
+  for (let h = 0; h < needleAt.length; h++) {
+    const k = needleAt[h]!;
+    const n = needles[h]!;
     if (k < doneUntil || !WRAP_PREFIXES.has(n)) continue;
-    const prev = k > 0 ? text.charCodeAt(k - 1) : 0;
+    const prev = k > 0 ? codes[k - 1]! : 0;
     if ((prev >= 48 && prev <= 57) || (prev >= 65 && prev <= 90) || (prev >= 97 && prev <= 122) || prev === 95 || prev === 45) continue;
     const bodyStart = k + n.length;
     let e = bodyStart;
-    while (e < text.length && e - bodyStart <= 120 && isBodyChar(text.charCodeAt(e))) e++;
+    while (e < text.length && e - bodyStart <= 120 && isBodyChar(codes[e]!)) e++;
     const body = e - bodyStart;
     if (body < 4 || body > 120) continue;
     let nl = e;
-    if (text.charCodeAt(nl) === 13) nl++;
-    if (text.charCodeAt(nl) !== 10 || nl + 4 >= text.length) continue;
+    if (codes[nl]! === 13) nl++;
+    if (codes[nl]! !== 10 || nl + 4 >= text.length) continue;
     let ok = true;
-    for (let q = nl + 1; q <= nl + 4 && ok; q++) ok = isBodyChar(text.charCodeAt(q));
+    for (let q = nl + 1; q <= nl + 4 && ok; q++) ok = isBodyChar(codes[q]!);
     if (!ok) continue;
     out.push(k);
     doneUntil = nl + 5;
