@@ -334,6 +334,27 @@ for (const kind of ["parcel", "chokidar"] as const) {
       assert.deepEqual((await readdir(dir)).filter((n) => n.startsWith(".wb-write.")), [], "no marker is left in the directory");
     });
 
+    test("a change inside a directory made (or moved in) moments before is listed, as itself or a directory above it", async () => {
+      const covered = (listed: string[], p: string) => listed.some((q) => q === p || p.startsWith(q + path.sep));
+      for (let round = 0; round < 3; round++) {
+        const top = path.join(dir, `fresh-${round}`);
+        await mkdir(path.join(top, "b", "c", "d"), { recursive: true });
+        await writeFile(path.join(top, "b", "c", "d", "f.txt"), "1");
+        const outside = await mkdtemp(path.join(os.tmpdir(), "wb-moved-"));
+        await mkdir(path.join(outside, "x", "y"), { recursive: true });
+        await writeFile(path.join(outside, "x", "y", "g.txt"), "1");
+        await rename(path.join(outside, "x"), path.join(dir, `moved-${round}`));
+        assert.equal(await tracker.settle!(5_000), true);
+        const c = tracker.cursor;
+        const inside = [path.join(top, "b", "c", "d", "f.txt"), path.join(dir, `moved-${round}`, "y", "g.txt")];
+        for (const f of inside) await writeFile(f, "2");
+        assert.equal(await tracker.settle!(5_000), true);
+        const listed = tracker.changesSince(c)!.paths;
+        for (const f of inside) assert.ok(covered(listed, f), `${path.relative(dir, f)} is covered by ${JSON.stringify(listed.map((p) => path.relative(dir, p)))}`);
+        await rm(outside, { recursive: true, force: true });
+      }
+    });
+
     test("settle answers false when it cannot tell: not started, closed", async () => {
       const t = createChangeTracker(await freshDir(`settle-closed-${kind}`), { kind });
       assert.equal(await t.settle!(200), false, "not started");

@@ -270,7 +270,9 @@ describe("time travel", () => {
       // Several rounds: the command's events must be in before the snapshot reads, every time.
       for (let round = 0; round < 3; round++) {
         calls.length = 0;
-        const command = `printf 'round ${round}\\n' > cmd${round}.txt && rm src/f${round}.ts && printf more >> src/f${round + 10}.ts`;
+        // Directories made in one step and written inside in the next: parcel may never watch them.
+        const nested = `mkdir -p deep/r${round}/x/y && printf 'made ${round}\\n' > deep/r${round}/x/y/f.txt${round > 0 ? ` && printf 'edited\\n' >> deep/r${round - 1}/x/y/f.txt` : ""}`;
+        const command = `printf 'round ${round}\\n' > cmd${round}.txt && rm src/f${round}.ts && printf more >> src/f${round + 10}.ts && ${nested}`;
         const out = await agentWith(wb, saver, [toolTurn(call("run_command", { command }, `r${round}`)), new AIMessage("ran")]).invoke({ messages: [new HumanMessage(`run ${round}`)] }, config);
         assert.notEqual((out.messages.at(-2) as { status?: string }).status, "error");
         assert.deepEqual(calls.filter((c) => c.paths === undefined), [], `no stat pass after the command (${JSON.stringify(calls)})`);

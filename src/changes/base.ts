@@ -1,4 +1,4 @@
-import { stat } from "node:fs/promises";
+import { lstat, stat } from "node:fs/promises";
 import path from "node:path";
 import type { ChangeTracker, TrackerKind } from "./types.js";
 import { DEFAULT_IGNORED_NAMES } from "./ignore-names.js";
@@ -67,6 +67,16 @@ export abstract class BaseTracker implements ChangeTracker {
   private closing: Promise<void> | undefined;
   /** Paths seen changing while live; invalidated whenever the tracker goes live or stops being live. */
   private readonly record = new ChangeRecord();
+  /**
+   * Directories created or moved in while live (top-most only): a watcher that adds its watches
+   * after the fact (parcel's inotify backend) may never see inside them, so every answer of
+   * {@link changesSince} lists them again. Cleared when watching starts over (a fresh crawl).
+   */
+  private readonly unwatched = new Set<string>();
+  /** More than this many: {@link changesSince} cannot tell (callers look at every file). */
+  private static readonly MAX_UNWATCHED = 1_000;
+  /** `lstat`s of created paths under way (is it a directory?): {@link settle} waits for them. */
+  protected readonly pendingKinds = new Set<Promise<void>>();
 
   constructor(dir: string, options: TrackerOptions = {}) {
     this.options = resolveTrackerOptions(dir, options);
@@ -91,7 +101,11 @@ export abstract class BaseTracker implements ChangeTracker {
 
   changesSince(cursor: number): { cursor: number; paths: string[] } | undefined {
     const answer = this.record.since(cursor);
-    return this.isLive && !this.closing ? answer : undefined;
+    if (!answer || !this.isLive || this.closing || this.unwatched.size > BaseTracker.MAX_UNWATCHED) return undefined;
+    if (this.unwatched.size === 0) return answer;
+    const paths = new Set(answer.paths);
+    for (const d of this.unwatched) paths.add(d);
+    return { cursor: answer.cursor, paths: [...paths] };
   }
 
   /** True once `close()` was called. */
@@ -111,6 +125,7 @@ export abstract class BaseTracker implements ChangeTracker {
       }
       // Changes before this moment were not watched: no older cursor can be answered.
       this.record.invalidate();
+      this.unwatched.clear();
       this.isLive = true;
     })();
     return this.starting;
@@ -148,6 +163,26 @@ export abstract class BaseTracker implements ChangeTracker {
    */
   protected notePath(absPath: string): void {
     if (this.isLive && !this.closing) this.record.note(absPath);
+  }
+
+  /**
+   * For watchers that add watches to new directories after the fact: `absPath` was created (or
+   * moved in); if it is a directory, what happens inside it may go unseen, so it is listed in
+   * every later answer (see {@link unwatched}).
+   */
+  protected noteCreated(absPath: string): void {
+    if (!this.isLive || this.closing) return;
+    for (let p = path.dirname(absPath); p.length > this.dir.length; p = path.dirname(p)) if (this.unwatched.has(p)) return;
+    const check = lstat(absPath).then(
+      (st) => {
+        if (!st.isDirectory() || this.closing) return;
+        for (const d of this.unwatched) if (d.startsWith(absPath + path.sep)) this.unwatched.delete(d);
+        this.unwatched.add(absPath);
+      },
+      () => undefined, // Gone again: its delete event says so.
+    );
+    this.pendingKinds.add(check);
+    void check.finally(() => this.pendingKinds.delete(check));
   }
 
   protected noteTime(timeMs: number): void {

@@ -14,7 +14,8 @@ import { WatchingTracker } from "./watching.js";
  * Known limits of parcel's inotify backend (Linux), for `generation` and `changesSince` alike: a
  * queue overflow (`IN_Q_OVERFLOW`) is dropped silently, and a directory moved in (or created with
  * subdirectories faster than parcel adds its watch) is reported alone: its contents are not
- * listed and its subdirectories are not watched, so later changes inside them go unseen.
+ * listed and its subdirectories are not watched, so later changes inside them go unseen — such
+ * directories are therefore listed by every later `changesSince` (`noteCreated`).
  */
 export class ParcelTracker extends WatchingTracker {
   readonly kind = "parcel" as const;
@@ -44,6 +45,7 @@ export class ParcelTracker extends WatchingTracker {
     for (const e of events) {
       if (this.settledBy(e.path) || isIgnored(e.path)) continue;
       this.notePath(e.path);
+      if (e.type === "create") this.noteCreated(e.path);
       if (e.type === "update") touched = true;
       else structural = true;
     }

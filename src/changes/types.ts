@@ -39,9 +39,12 @@ export interface ChangeTracker {
    * `ignoreNames` (and atomic-save temp files) are never listed.
    *
    * - Events arrive asynchronously (parcel debounces 50-500 ms, then hops threads; chokidar stats
-   *   first): a change made just before the call may not be listed yet. There is no "flush".
+   *   first): a change made just before the call may not be listed yet; {@link settle} first
+   *   when it must be.
    * - A listed directory stands for everything below it: a directory created or moved in (or
-   *   deleted) may be reported alone, without the entries inside it.
+   *   deleted) may be reported alone, without the entries inside it; one whose insides the
+   *   watcher may not see (parcel adds its watches after the fact) is listed in every later
+   *   answer too, until watching starts over.
    * - The record keeps at most 10,000 distinct paths (`MAX_RECORDED_PATHS`) and 2,000,000 path
    *   characters (`MAX_RECORDED_PATH_CHARS`), dropping the least recently changed first; a cursor
    *   read before a dropped change then answers `undefined`, newer cursors keep working.

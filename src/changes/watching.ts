@@ -72,7 +72,10 @@ export abstract class WatchingTracker extends BaseTracker {
       await fh.close();
       made = true;
       // Removed only once seen: parcel drops a create and a delete that fall in one batch.
-      return (await seen) && this.live && !this.fallback;
+      if (!(await seen)) return false;
+      // Created paths still being looked at (directories are listed from then on): part of "in".
+      await Promise.all([...this.pendingKinds]);
+      return this.live && !this.fallback;
     } catch {
       return false;
     } finally {
