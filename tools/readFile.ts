@@ -13,7 +13,8 @@ import { lineStartFor } from "../src/environment/lineIndex.js";
 import { isAtomicTempName } from "../src/environment/tempFiles.js";
 import type { FileOperations, FileStat, OpenGuard } from "../src/environment/fileOperations.js";
 import { contentAccessReason } from "../src/guards/access.js";
-import { LIMITS } from "../src/guards/limits.js";
+import { LIMITS, LINE_CUT_MARKER as CUT_MARKER, readPastEndMessage } from "../src/guards/limits.js";
+import { markCutLines, readRequest, readWindow } from "../src/environment/readWindow.js";
 import { devicePathReason, nonRegularFileReason } from "../src/guards/devices.js";
 import { redactSecrets, REDACTION_MARKER_PREFIX } from "../src/guards/redact.js";
 import { extractPdfPages, PdfReadError, type PdfPages } from "../src/media/pdf.js";
@@ -36,10 +37,10 @@ import {
 } from "./fileToolSupport.js";
 import { FileToolCaches } from "./lineCounts.js";
 
-export const READ_DEFAULT_LIMIT = 500;
-export const READ_MAX_LIMIT = 2000;
-export const MAX_LINE_CHARS = 2000;
-export const LINE_CUT_MARKER = "... [truncated]";
+export const READ_DEFAULT_LIMIT = LIMITS.readDefaultLines;
+export const READ_MAX_LIMIT = LIMITS.readMaxLines;
+export const MAX_LINE_CHARS = LIMITS.readLineMaxChars;
+export const LINE_CUT_MARKER = CUT_MARKER;
 
 export const readFileSchema = z.object({
   path: z.string().describe('The file to read, relative to the workspace root, e.g. "src/app.ts".'),
@@ -108,10 +109,10 @@ export async function similarNames(ops: FileOperations, target: FileTarget): Pro
   return scored.slice(0, 5).map((s) => (displayDir === "." ? s.name : `${displayDir}/${s.name}`));
 }
 
+/** read_file's window (1-based; the schema asks for a limit of at least 1, so 0 reads one line). */
 function clampWindow(args: { offset?: unknown; limit?: unknown }): { offset: number; limit: number; capped: boolean } {
-  const offset = typeof args.offset === "number" && Number.isFinite(args.offset) ? Math.max(1, Math.floor(args.offset)) : 1;
-  const rawLimit = typeof args.limit === "number" && Number.isFinite(args.limit) ? Math.max(1, Math.floor(args.limit)) : READ_DEFAULT_LIMIT;
-  return { offset, limit: Math.min(rawLimit, READ_MAX_LIMIT), capped: rawLimit > READ_MAX_LIMIT };
+  const r = readRequest(args.offset, args.limit, 1);
+  return { offset: r.firstLine, limit: Math.max(1, r.limit), capped: r.limitCapped };
 }
 
 // ── guards ─────────────────────────────────────────────────────────────────────────────────
@@ -230,13 +231,14 @@ export function guardSecrets(lines: string[], offset: number, opts: ResolvedFile
 
 // ── the read ───────────────────────────────────────────────────────────────────────────────
 
-async function totalLinesOf(ops: FileOperations, p: string, s: FileStat, opts: ResolvedFileToolOptions, guard: OpenGuard): Promise<number | undefined> {
+/** `inline`: the read window says the file is small enough to count now (src/environment/readWindow.ts). */
+async function totalLinesOf(ops: FileOperations, p: string, s: FileStat, opts: ResolvedFileToolOptions, guard: OpenGuard, inline: boolean): Promise<number | undefined> {
   const { caches } = opts;
   const key = FileToolCaches.key(ops, p, s);
   const wantIndex = typeof ops.indexLines === "function" && s.size >= LINE_INDEX_MIN_BYTES && caches.lineIndexes.get(key) === undefined;
   const known = caches.knownLineCount(key);
   if (known !== undefined && !wantIndex) return known;
-  if (known === undefined && s.size <= opts.countLinesInlineMaxBytes) return caches.countLinesOnce(ops, p, key, guard, wantIndex);
+  if (known === undefined && inline) return caches.countLinesOnce(ops, p, key, guard, wantIndex);
   // Huge file: answer now, count (and index) in the background for the next read — one count
   // per file at a time, so a log that grows between reads is not scanned again and again.
   caches.countInBackground(ops, p, key, guard, wantIndex);
@@ -287,36 +289,24 @@ export async function readFileCore(
     const read = await ops.readLines(target.systemPath, { offset: window.offset, limit: window.limit, maxLineChars: MAX_LINE_CHARS, ...(start ? { start } : {}) }, guard);
     await recheckAfterRead(target, opts);
     if (read.totalLines !== undefined) opts.caches.remember(key, read.totalLines);
-    const total = read.totalLines ?? (await totalLinesOf(ops, target.systemPath, s, opts, guard));
+    // No character cap here: a window over maxReadChars is refused with a smaller limit (guardSize).
+    const win = readWindow(read, { firstLine: window.offset, limit: window.limit }, 1, { fileSize: s.size, countLinesMaxBytes: opts.countLinesInlineMaxBytes });
+    const total = read.totalLines ?? (await totalLinesOf(ops, target.systemPath, s, opts, guard, win.kind !== "empty" && win.countTotal));
 
-    if (read.lines.length === 0) {
-      return {
-        payload: {
-          ...base,
-          content: "",
-          total_lines: total,
-          truncated: false,
-          hint: `offset=${window.offset} is past the end of the file (${total} lines). Use an offset from 1 to ${total}.`,
-        },
-        isError: false,
-      };
+    if (win.kind !== "lines") {
+      const hint = win.kind === "empty" ? "The file is empty (0 bytes)." : readPastEndMessage({ offset: win.offset, base: 1, totalLines: total });
+      return { payload: { ...base, content: "", total_lines: total ?? null, truncated: false, hint }, isError: false };
     }
-    const cut = new Set(read.cutLines);
-    const render = (lines: string[]) =>
-      lines
-        .map((text, i) => {
-          const n = window.offset + i;
-          return cut.has(n) ? `${n}|${text}${LINE_CUT_MARKER}` : `${n}|${text}`;
-        })
-        .join("\n");
-    const first = window.offset;
-    const last = window.offset + read.lines.length - 1;
-    guardSize(render(read.lines), window, read.lines.length, opts, { ...base, total_lines: total ?? null });
-    const { lines: shown, redacted } = guardSecrets(read.lines, window.offset, opts);
-    const content = render(shown);
+    const render = (lines: string[]) => lines.map((text, i) => `${window.offset + i}|${text}`).join("\n");
+    const first = win.firstLine;
+    const last = win.endLine;
+    guardSize(render(win.lines), window, win.lines.length, opts, { ...base, total_lines: total ?? null });
+    // Redact the lines as read (the marker is not the file's text), then mark the cut ones.
+    const { lines: shown, redacted } = guardSecrets(win.raw, window.offset, opts);
+    const content = render(markCutLines(shown, first, win.cutLines));
 
     const hints: string[] = [];
-    if (read.hasMore) {
+    if (win.more) {
       hints.push(
         total !== undefined
           ? `Use offset=${last + 1} to continue reading (showing ${first}-${last} of ${total} lines)`
@@ -324,12 +314,12 @@ export async function readFileCore(
       );
     }
     if (window.capped) hints.push(`limit is capped at ${READ_MAX_LIMIT} lines per call.`);
-    if (read.cutLines.length) {
-      const list = read.cutLines.slice(0, 10).join(", ") + (read.cutLines.length > 10 ? ", …" : "");
+    if (win.cutLines.length) {
+      const list = win.cutLines.slice(0, 10).join(", ") + (win.cutLines.length > 10 ? ", …" : "");
       hints.push(`Line(s) ${list} were longer than ${MAX_LINE_CHARS.toLocaleString("en-US")} characters and were cut (marked "${LINE_CUT_MARKER}").`);
     }
-    const payload: Record<string, unknown> = { ...base, content, total_lines: total ?? null, truncated: read.hasMore };
-    if (total === undefined) payload.total_lines_at_least = last + (read.hasMore ? 1 : 0);
+    const payload: Record<string, unknown> = { ...base, content, total_lines: total ?? null, truncated: win.more };
+    if (total === undefined) payload.total_lines_at_least = last + (win.more ? 1 : 0);
     if (hints.length) payload.hint = hints.join(" ");
     if (redacted) {
       payload._warning =

@@ -6,7 +6,8 @@
  *
  * An adapter: the decisions are the cores the package's own tools use — the access policy and
  * its refusals (src/guards/access.ts), write-content refusals (src/guards/writeContent.ts),
- * media decisions (src/media), the guarded search engine (src/search/guardedSearch.ts), the one
+ * media decisions (src/media), the read window (src/environment/readWindow.ts: offsets, cut lines,
+ * the character cap, past-the-end), the guarded search engine (src/search/guardedSearch.ts), the one
  * command runner (src/environment/runShellCommand.ts) and the staleness rule (src/guards/staleness.ts).
  * What stays here is deepagents' protocol: its result shapes, 0-based windows and its rules
  * (empty `old_string`, `/` clears the workspace, base64 for binary types).
@@ -40,7 +41,9 @@ import { PdfReadError } from "../media/pdf.js";
 import { openForRead, pdfLines, type OpenedRead } from "../media/read.js";
 import { accessOpenGuard, contentAccessReason, writeAccessReason, type AccessPolicy } from "../guards/access.js";
 import { devicePathReason, nonRegularFileReason } from "../guards/devices.js";
-import { editInputProblem, editResultProblem, LIMITS } from "../guards/limits.js";
+import { editInputProblem, editResultProblem, LIMITS, readPastEndMessage } from "../guards/limits.js";
+import { readLinesOf, readRequest, readWindow, type ReadRequest } from "../environment/readWindow.js";
+import type { LinesResult } from "../environment/lineWindow.js";
 import { containsRedactionMarker, redactSecrets, secretEditReason, SECRET_EDIT_REFUSAL } from "../guards/redact.js";
 import { writeContentReason } from "../guards/writeContent.js";
 import { escapeRegExp } from "../guards/regexp.js";
@@ -103,8 +106,8 @@ function resolveSettings(options: WorkbenchBackendOptions): Settings {
     credentialPatterns: options.credentialPatterns ?? [],
     allowHardLinks: options.allowHardLinks === true,
     redact: options.redact ?? true,
-    maxReadChars: options.maxReadChars ?? 100_000,
-    maxLineChars: options.maxLineChars ?? 2_000,
+    maxReadChars: options.maxReadChars ?? LIMITS.readMaxChars,
+    maxLineChars: options.maxLineChars ?? LIMITS.readLineMaxChars,
     maxImageBytes: options.readImages === false ? 0 : (options.maxImageBytes ?? LIMITS.imageMaxBytes),
     readAudioVideo: options.readAudioVideo ?? true,
     pdfAs: options.pdfAs ?? "text",
@@ -197,21 +200,21 @@ export class WorkbenchBackend implements BackendProtocolV2 {
   }
 
   /**
-   * A window of a text file: `offset` is 0-based (deepagents' convention), lines longer than
-   * `maxLineChars` are cut, secrets redacted. A PNG/JPEG/GIF/WebP image (by its bytes, up to
+   * A window of a text file: `offset` is 0-based (deepagents' convention), at most
+   * `LIMITS.readMaxLines` lines and `maxReadChars` characters, lines longer than `maxLineChars`
+   * cut, secrets redacted. A PNG/JPEG/GIF/WebP image (by its bytes, up to
    * `maxImageBytes`) and audio or video (by its bytes, up to 10 MiB; option `readAudioVideo`)
    * come back whole as bytes with their MIME type — offset and limit do not apply — which
    * deepagents' read_file turns into image/audio/video blocks; a PDF as its extracted text,
    * windowed by lines (or, with `pdfAs: "file"`, its bytes for a file block). Refuses credential,
    * other binary, device and non-regular files.
    */
-  async read(filePath: string, offset = 0, limit = 500): Promise<ReadResult> {
+  async read(filePath: string, offset = 0, limit: number = LIMITS.readDefaultLines): Promise<ReadResult> {
     return this.guarded(filePath, async (t) => {
       const opened = await this.openRead(t, true, { audioVideo: this.s.readAudioVideo });
       if ("error" in opened) return { error: opened.error };
-      const start = Math.max(0, Math.floor(Number.isFinite(offset) ? offset : 0));
-      if (limit === 0 && opened.kind === "text") return { content: "", mimeType: "text/plain" };
-      const count = Math.max(1, Math.floor(Number.isFinite(limit) && limit > 0 ? limit : 500));
+      const request = readRequest(offset, limit, 0);
+      if (request.limit === 0 && opened.kind === "text") return { content: "", mimeType: "text/plain" };
       if (opened.kind !== "text") {
         const changed = await this.recheckAfterRead(t);
         if (changed) return { error: changed };
@@ -221,48 +224,37 @@ export class WorkbenchBackend implements BackendProtocolV2 {
           if (opened.bytes.length > LIMITS.binaryReadMaxBytes) return { error: binaryTooLargeMessage(t.shown, opened.bytes.length) };
           return { content: new Uint8Array(opened.bytes), mimeType: "application/pdf" };
         }
-        if (opened.kind === "pdf") return this.readPdf(t, opened.bytes, start, count);
+        if (opened.kind === "pdf") return this.readPdf(t, opened.bytes, request);
         return { error: `'${t.shown}' is a binary file; read shows text, images, audio, video and PDFs only.` };
       }
       const guard = this.openGuard("read", t);
-      const window = await t.ops.readLines(t.system, { offset: start + 1, limit: count, maxLineChars: this.s.maxLineChars }, guard);
+      const read = await t.ops.readLines(t.system, { offset: request.firstLine, limit: request.limit, maxLineChars: this.s.maxLineChars }, guard);
       const changed = await this.recheckAfterRead(t);
       if (changed) return { error: changed };
-      if (window.lines.length === 0) {
-        if (start === 0) return { content: EMPTY_FILE_NOTE, mimeType: "text/plain" };
-        const total = window.totalLines ?? (await t.ops.countLines(t.system, guard));
-        return { error: `Line offset ${start} is past the end of '${t.shown}' (${total} lines). Use an offset below ${total}.` };
-      }
-      const cut = new Set(window.cutLines);
-      let lines = window.lines.map((l, i) => (cut.has(start + i + 1) ? `${l}... [truncated]` : l));
-      let chars = 0;
-      let kept = 0;
-      for (const l of lines) {
-        if (kept > 0 && chars + l.length + 1 > this.s.maxReadChars) break;
-        chars += l.length + 1;
-        kept++;
-      }
-      const capped = kept < lines.length;
-      lines = lines.slice(0, kept);
-      const text = lines.join("\n");
-      // Counting streams the rest of the file: worth it for the "of T lines" hint on ordinary
-      // files, not for a window at the top of a multi-GB log (totalLines is optional in deepagents).
       const st = await t.ops.stat(t.system);
       if (st) this.s.seen.remember(t.system, st.mtimeMs);
-      const size = st?.size ?? Number.POSITIVE_INFINITY;
-      const totalLines = window.totalLines ?? (size <= COUNT_LINES_MAX_BYTES ? await t.ops.countLines(t.system, guard) : undefined);
-      const endLine = start + lines.length;
-      const more = capped || window.hasMore || (totalLines !== undefined && endLine < totalLines);
-      return {
-        // Raw lines, before deepagents adds its gutters; a window after line 1 may start inside a key.
-        content: this.s.redact ? redactSecrets(text, { startsMidFile: start > 0 }) : text,
-        mimeType: "text/plain",
-        ...(totalLines === undefined ? {} : { totalLines }),
-        startLine: start + 1,
-        endLine,
-        nextOffset: more ? endLine : undefined,
-      };
+      // Counting streams the rest of the file: worth it for the "of T lines" hint on ordinary
+      // files, not for a window at the top of a multi-GB log (totalLines is optional in deepagents).
+      return this.windowResult(t, read, request, st?.size, () => t.ops.countLines(t.system, guard));
     });
+  }
+
+  /** deepagents' `ReadResult` of a window over `read` (src/environment/readWindow.ts decides it). */
+  private async windowResult(t: Target, read: LinesResult, request: ReadRequest, fileSize: number | undefined, countLines: () => Promise<number>, unit?: string): Promise<ReadResult> {
+    const win = readWindow(read, request, 0, { maxChars: this.s.maxReadChars, fileSize });
+    if (win.kind === "empty") return { content: EMPTY_FILE_NOTE, mimeType: "text/plain" };
+    const totalLines = read.totalLines ?? (win.countTotal ? await countLines() : undefined);
+    if (win.kind === "past-end") return { error: readPastEndMessage({ offset: win.offset, base: 0, totalLines, file: t.shown, unit }) };
+    const text = win.lines.join("\n");
+    return {
+      // Raw lines, before deepagents adds its gutters; a window after line 1 may start inside a key.
+      content: this.s.redact ? redactSecrets(text, { startsMidFile: win.firstLine > 1 }) : text,
+      mimeType: "text/plain",
+      ...(totalLines === undefined ? {} : { totalLines }),
+      startLine: win.firstLine,
+      endLine: win.endLine,
+      nextOffset: win.more || (totalLines !== undefined && win.endLine < totalLines) ? win.endLine : undefined,
+    };
   }
 
   /**
@@ -644,7 +636,7 @@ export class WorkbenchBackend implements BackendProtocolV2 {
   }
 
   /** A PDF's text as lines (page headers included), windowed like a text file. */
-  private async readPdf(t: Target, bytes: Buffer, start: number, count: number): Promise<ReadResult> {
+  private async readPdf(t: Target, bytes: Buffer, request: ReadRequest): Promise<ReadResult> {
     let lines: string[];
     try {
       lines = await pdfLines(bytes);
@@ -652,25 +644,8 @@ export class WorkbenchBackend implements BackendProtocolV2 {
       if (err instanceof PdfReadError) return { error: `"${t.shown}" ${err.message}` };
       throw err;
     }
-    if (start >= lines.length) return { error: `Line offset ${start} is past the end of '${t.shown}' (${lines.length} lines of extracted PDF text). Use an offset below ${lines.length}.` };
-    const shown: string[] = [];
-    let chars = 0;
-    for (const line of lines.slice(start, start + count)) {
-      const l = line.length > this.s.maxLineChars ? `${line.slice(0, this.s.maxLineChars)}... [truncated]` : line;
-      if (shown.length > 0 && chars + l.length + 1 > this.s.maxReadChars) break;
-      chars += l.length + 1;
-      shown.push(l);
-    }
-    const text = shown.join("\n");
-    const endLine = start + shown.length;
-    return {
-      content: this.s.redact ? redactSecrets(text, { startsMidFile: start > 0 }) : text,
-      mimeType: "text/plain",
-      totalLines: lines.length,
-      startLine: start + 1,
-      endLine,
-      nextOffset: endLine < lines.length ? endLine : undefined,
-    };
+    const read = readLinesOf(lines, request, this.s.maxLineChars);
+    return this.windowResult(t, read, request, bytes.length, async () => lines.length, "lines of extracted PDF text");
   }
 
   /**
@@ -778,9 +753,6 @@ const SUSPECT_LINE = /[\uFFFD\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/;
 
 /** Matches a grep returns before saying it was truncated (deepagents prints every match). */
 const MAX_GREP_MATCHES = 1_000;
-/** Files up to this size get a total line count with each read window. */
-const COUNT_LINES_MAX_BYTES = 32 * 1024 * 1024;
-
 /** A search engine's answer phrased for the model (invalid glob, regex timeout…): shown as is. */
 class SearchEngineError extends WorkbenchError {
   readonly code = "SEARCH_ENGINE";

@@ -38,6 +38,19 @@ export const LIMITS = {
    * writes (bytes, or characters for text built in memory).
    */
   editMaxBytes: 16 * 1024 * 1024,
+  /** Lines one text read returns when no limit is given (read_file, WorkbenchBackend.read). */
+  readDefaultLines: 500,
+  /** Most lines one text read returns; a larger limit is capped (the rest is offered as the next window). */
+  readMaxLines: 2_000,
+  /** Widest line a text read shows (characters); wider lines are cut and marked with {@link LINE_CUT_MARKER}. */
+  readLineMaxChars: 2_000,
+  /** Default most characters one text read returns (option `maxReadChars`). */
+  readMaxChars: 100_000,
+  /**
+   * Files up to this size get their total line count streamed right after a window that did not
+   * reach the end (for the "of T lines" hint); a bigger file's total is not counted inline.
+   */
+  readCountLinesMaxBytes: 32 * 1024 * 1024,
   /** Default largest image (raw bytes) a read hands to the model as an image block (option `maxImageBytes`). */
   imageMaxBytes: 5 * 1024 * 1024,
   /** Largest PDF a read loads to extract text from (bytes). */
@@ -135,6 +148,22 @@ export function editInputProblem(display: string, bytes: number): string | undef
 export function editResultProblem(display: string, size: number): string | undefined {
   if (size <= LIMITS.editMaxBytes) return undefined;
   return `The edit would make "${display}" ${size} characters long (limit ${formatBytes(LIMITS.editMaxBytes)}); nothing was written. Replace fewer occurrences or use a shorter new_string.`;
+}
+
+/** Appended to a line a read or a search shows cut at its width limit. */
+export const LINE_CUT_MARKER = "... [truncated]";
+
+/**
+ * The answer to a text read whose offset lies past the last line, worded in the caller's offset
+ * convention: `base` 1 for read_file, 0 for deepagents. `file` names the file (else "the file");
+ * `unit` says what is counted (default "lines").
+ */
+export function readPastEndMessage(o: { offset: number; base: 0 | 1; totalLines: number | undefined; file?: string; unit?: string }): string {
+  const what = o.file === undefined ? "the file" : `'${o.file}'`;
+  const unit = o.unit ?? "lines";
+  if (o.totalLines === undefined) return `offset=${o.offset} is past the end of ${what}. Use a smaller offset.`;
+  if (o.totalLines === 0) return `offset=${o.offset} is past the end of ${what} (0 ${unit}): there is nothing to read.`;
+  return `offset=${o.offset} is past the end of ${what} (${o.totalLines} ${unit}). Use an offset from ${o.base} to ${o.totalLines - 1 + o.base}.`;
 }
 
 /** The search error when a regular expression ran past its deadline and its worker was stopped. */
