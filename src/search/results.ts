@@ -4,6 +4,7 @@
  * page of results with the offset that continues.
  */
 import type { LineRecord, SearchOutcome } from "./types.js";
+import { LINE_CUT_MARKER } from "../guards/limits.js";
 
 export interface ShapeOptions {
   /** System path → the path shown to the model (workspace-relative inside the workspace). */
@@ -33,8 +34,6 @@ export interface ContentMatch {
   before?: ContextLine[];
   after?: ContextLine[];
 }
-
-export const LINE_CUT_MARKER = "... [truncated]";
 
 /** The JSON-ready payload fields for one page of results. */
 export function shapeResults(outcome: SearchOutcome, target: "content" | "files", mode: "content" | "files_only" | "count", o: ShapeOptions): Record<string, unknown> {
