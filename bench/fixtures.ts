@@ -125,3 +125,21 @@ export function htmlPageOf(chars: number): string {
     Math.ceil(chars / block.length),
   )}</article></body></html>`;
 }
+
+/** `git -C dir …` for shadow-git anchors: no background gc or maintenance racing the timings. */
+export async function shadowGit(dir: string, ...args: string[]): Promise<string> {
+  const { execFile } = await import("node:child_process");
+  const { promisify } = await import("node:util");
+  const { stdout } = await promisify(execFile)(
+    "git",
+    ["-C", dir, "-c", "user.email=b@e.nch", "-c", "user.name=bench", "-c", "commit.gpgsign=false", "-c", "gc.auto=0", "-c", "maintenance.auto=false", ...args],
+    { maxBuffer: 1 << 26 },
+  );
+  return stdout;
+}
+
+/** One shadow-git snapshot: `git add -A && git commit`. */
+export async function shadowGitCommit(dir: string, msg: string): Promise<void> {
+  await shadowGit(dir, "add", "-A");
+  await shadowGit(dir, "commit", "-q", "--no-verify", "-m", msg);
+}
