@@ -7,6 +7,7 @@
  * Every proof is bounded: limits are small, timeouts generous, nothing is timed.
  */
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
 import { lstat, mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -126,6 +127,32 @@ describe("sandbox hardening (real bwrap)", { skip }, () => {
       // The translation keeps the shell and the file tools in agreement: /workspace/sub is `sub`.
       const pwd = text(await tool.invoke(call("run_command", { command: "cd sub && pwd; echo /workspace/sub/a.txt" }), thread("neutral")));
       assert.match(pwd, /^sub\nsub\/a\.txt\n\[exit code 0\]$/);
+    });
+  });
+
+  describe("rootDir on a filesystem of its own", () => {
+    // The documented way to hide the last trace: mountinfo names the bind's source relative to its
+    // filesystem's root, so with rootDir a mount of its own only `/<thread_id>` shows, even encoded.
+    let mnt = "";
+    let mounted = false;
+    before(async () => {
+      mnt = await mkdtemp(path.join(os.tmpdir(), "wb-own-fs-"));
+      mounted = await new Promise<boolean>((resolve) => {
+        execFile("mount", ["-t", "tmpfs", "-o", "size=8m,mode=0755", "wb-own-fs", mnt], (err) => resolve(!err));
+      });
+    });
+    after(async () => {
+      if (mounted) await new Promise((resolve) => execFile("umount", [mnt], resolve));
+      await rm(mnt, { recursive: true, force: true });
+    });
+
+    it("mountinfo, even base64-encoded, carries no host path", async (t) => {
+      if (!mounted) return t.skip("cannot mount a tmpfs here (needs root)");
+      const tool = createRunCommandTool({ rootDir: mnt, sandbox: "required" });
+      const result = text(await tool.invoke(call("run_command", { command: "cat /proc/self/mountinfo | base64 -w0" }), thread("own-fs")));
+      const decoded = Buffer.from(result.replace(/\n\[exit code 0\]$/, ""), "base64").toString();
+      assert.match(decoded, / \/own-fs \/workspace /, "the workspace's line names only the thread directory");
+      for (const p of [mnt, path.basename(mnt)]) assert.ok(!decoded.includes(p), `${p} in ${decoded}`);
     });
   });
 
