@@ -6,8 +6,13 @@
  * The walk treats the tree as hostile, like {@link DirHandle}: each directory is opened
  * `O_DIRECTORY | O_NOFOLLOW` relative to its parent's descriptor (`/proc/self/fd/N/name` on Linux),
  * so it never descends through a link; names are read as bytes (a name that is not UTF-8 comes back
- * raw); nothing is opened but directories (no FIFO, device or file is ever opened here). One worker
- * per process, started on first use, unreferenced while idle so it never keeps a process alive.
+ * raw); a listing opens nothing but directories (no FIFO, device or file). One worker per process,
+ * started on first use, unreferenced while idle so it never keeps a process alive.
+ *
+ * The same workers also read files for the snapshot store ({@link readListedFiles}, the second
+ * core's share of a baseline's reads): only by descriptor, each file opened `O_NOFOLLOW |
+ * O_NONBLOCK` relative to a directory reached by `O_NOFOLLOW` descriptors, and read only when its
+ * `fstat` is the regular file listed.
  */
 import { EvalWorker } from "./evalWorker.js";
 
@@ -58,9 +63,75 @@ const WORKER_SOURCE = `
   const { createHash } = await import("node:crypto");
   const C = fs.constants;
   const DIR = C.O_RDONLY | (C.O_DIRECTORY || 0) | (C.O_NOFOLLOW || 0);
+  const FILE = C.O_RDONLY | (C.O_NOFOLLOW || 0) | (C.O_NONBLOCK || 0) | (C.O_NOCTTY || 0);
   const viaFd = process.platform === "linux";
+  // ---- reads: files of directories reached from the root by O_NOFOLLOW descriptors -----------
+  const openDir = (root, rel) => {
+    let fd = fs.openSync(root, C.O_RDONLY | (C.O_DIRECTORY || 0));
+    let real = root;
+    if (rel === "") return { fd, real };
+    for (const seg of rel.split("/")) {
+      let next;
+      try { next = fs.openSync((viaFd ? "/proc/self/fd/" + fd : real) + "/" + seg, DIR); }
+      catch (e) { fs.closeSync(fd); throw e; }
+      fs.closeSync(fd);
+      fd = next;
+      real = real + "/" + seg;
+    }
+    return { fd, real };
+  };
+  // File i of dir d into data at "at": opened O_NOFOLLOW | O_NONBLOCK, read only when its fstat
+  // is the regular file listed (same device and inode), at most the listed size; hashed here.
+  // Results as the blob worker's: hashes[k], nums[2k] bytes read (or a negative code), nums[2k + 1] mtimeMs.
+  const readInto = (via, d, i, data, at, out, k) => {
+    let fd;
+    try { fd = fs.openSync(via + "/" + d.names[i], FILE); }
+    catch (e) { out.nums[2 * k] = e && e.code === "ELOOP" ? -1 : e && e.code === "ENOENT" ? -3 : -2; return 0; }
+    try {
+      const st = fs.fstatSync(fd);
+      if (!st.isFile() || st.ino !== d.stats[3 * i] || st.dev !== d.stats[3 * i + 1]) { out.nums[2 * k] = -1; return 0; }
+      const size = Math.min(st.size, d.stats[3 * i + 2]);
+      let got = 0;
+      while (got < size) { const n = fs.readSync(fd, data, at + got, size - got, got); if (n === 0) break; got += n; }
+      out.hashes[k] = createHash("sha256").update(data.subarray(at, at + got)).digest("hex");
+      out.nums[2 * k] = got;
+      out.nums[2 * k + 1] = st.mtimeMs;
+      return got;
+    } catch { out.hashes[k] = ""; out.nums[2 * k] = -2; return 0; }
+    finally { fs.closeSync(fd); }
+  };
+  const readFiles = (msg) => {
+    let total = 0;
+    let count = 0;
+    for (const d of msg.dirs) { count += d.names.length; for (let i = 0; i < d.names.length; i++) total += d.stats[3 * i + 2]; }
+    // Its own ArrayBuffer (not the pool's): transferred, not copied.
+    const data = Buffer.allocUnsafeSlow(total);
+    const out = { hashes: new Array(count).fill(""), nums: new Float64Array(2 * count) };
+    let at = 0;
+    let k = 0;
+    for (const d of msg.dirs) {
+      let held;
+      try { held = openDir(msg.root, d.rel); } catch { for (let i = 0; i < d.names.length; i++) out.nums[2 * k++] = -3; continue; }
+      try {
+        const via = viaFd ? "/proc/self/fd/" + held.fd : held.real;
+        for (let i = 0; i < d.names.length; i++) at += readInto(via, d, i, data, at, out, k++);
+      } finally { fs.closeSync(held.fd); }
+    }
+    parentPort.postMessage({ id: msg.id, batch: out, data }, [data.buffer, out.nums.buffer]);
+  };
   parentPort.on("message", (msg) => {
-    const dirs = [];
+    if (msg.op === "read") {
+      try { readFiles(msg); } catch (err) { parentPort.postMessage({ id: msg.id, error: String((err && err.message) || err) }); }
+      return;
+    }
+    let dirs = [];
+    // Streamed: every "chunk" entries the directories listed so far go out on msg.port.
+    let listed = 0;
+    const send = (last) => {
+      msg.port.postMessage({ dirs, last }, dirs.filter((d) => d.nums).map((d) => d.nums.buffer));
+      dirs = [];
+      listed = 0;
+    };
     const tooDeep = [];
     const ignore = new Set(msg.ignoreNames);
     const known = new Map(msg.known);
@@ -107,6 +178,8 @@ const WORKER_SOURCE = `
       for (const [i, raw] of raws) h.update(raw).update(String(i));
       const sig = h.digest("base64");
       dirs.push(known.get(rel) === sig ? { rel, sig, subdirs } : { rel, sig, subdirs, names, nums, raws });
+      listed += names.length + 1;
+      if (msg.port && listed >= msg.chunk) send(false);
       for (const name of subdirs) {
         const childRel = rel === "" ? name : rel + "/" + name;
         if (depth >= msg.maxDepth) { if (msg.reportDeep) tooDeep.push(childRel); continue; }
@@ -123,6 +196,7 @@ const WORKER_SOURCE = `
           try { walk(fd, start.dir, start.rel, 0); } finally { fs.closeSync(fd); }
         }
       }
+      if (msg.port) send(true);
       parentPort.postMessage({ id: msg.id, dirs, tooDeep }, dirs.filter((d) => d.nums).map((d) => d.nums.buffer));
     } catch (err) {
       parentPort.postMessage({ id: msg.id, error: String((err && err.message) || err) });
@@ -131,19 +205,93 @@ const WORKER_SOURCE = `
 })();
 `;
 
+type RawDir = { rel: string; sig: string; subdirs: string[]; names?: string[]; nums?: Float64Array; raws?: [number, Uint8Array][] };
+
 interface Reply {
   id: number;
   error?: string;
-  dirs?: { rel: string; sig: string; subdirs: string[]; names?: string[]; nums?: Float64Array; raws?: [number, Uint8Array][] }[];
+  dirs?: RawDir[];
   tooDeep?: string[];
+  /** A read's results (one column each) and the bytes read, back to back in file order. */
+  batch?: { hashes: string[]; nums: Float64Array };
+  data?: Uint8Array;
 }
 
 /** Two workers (the machines this targets have two cores or more): a whole-workspace listing is split between them. */
+export const LIST_WORKERS = 2;
+/**
+ * A small young generation: a listing's rows and a read's buffers are short-lived, and V8's
+ * default (up to 3 × 16 MB per isolate) is RSS the process keeps (measured on a 100k-file
+ * baseline: about 15 MiB less peak RSS at 4 MB, no slower). The old generation is not capped:
+ * a listing not streamed holds the whole tree.
+ */
+const LIMITS = { maxYoungGenerationSizeMb: 4 };
 const pool: EvalWorker<Reply>[] = [];
-const workerAt = (i: number) => (pool[i] ??= new EvalWorker<Reply>(WORKER_SOURCE, "listing"));
+const workerAt = (i: number) => (pool[i] ??= new EvalWorker<Reply>(WORKER_SOURCE, "listing", LIMITS));
 
-function list(worker: EvalWorker<Reply>, starts: { dir: string; rel: string }[], ignoreNames: readonly string[], follow: boolean, known: [string, string][], maxDepth: number, reportDeep: boolean) {
-  return worker.request({ starts, ignoreNames: [...ignoreNames], maxDepth, follow, known, reportDeep });
+/** Entries per streamed chunk of a listing. */
+const STREAM_CHUNK = 2_000;
+
+async function list(
+  worker: EvalWorker<Reply>,
+  starts: { dir: string; rel: string }[],
+  ignoreNames: readonly string[],
+  follow: boolean,
+  known: [string, string][],
+  maxDepth: number,
+  reportDeep: boolean,
+  onDirs?: (dirs: ListedDir[]) => void,
+): Promise<Reply> {
+  const message = { starts, ignoreNames: [...ignoreNames], maxDepth, follow, known, reportDeep };
+  if (!onDirs) return worker.request(message);
+  // Chunks come on a port of their own; the reply (on the worker's port) follows the last one
+  // posted, but two ports keep no order between them: both are awaited.
+  const { port1, port2 } = new MessageChannel();
+  let failure: unknown;
+  let lastSeen!: () => void;
+  const last = new Promise<void>((resolve) => (lastSeen = resolve));
+  port1.on("message", (m: { dirs: RawDir[]; last: boolean }) => {
+    try {
+      if (failure === undefined) onDirs(m.dirs.map(toListed));
+    } catch (err) {
+      failure = err;
+    }
+    if (m.last) lastSeen();
+  });
+  try {
+    // A MessagePort is transferable like an ArrayBuffer (the client's parameter names only the latter).
+    const reply = await worker.request({ ...message, port: port2, chunk: STREAM_CHUNK }, [port2 as unknown as ArrayBuffer]);
+    if (reply.error === undefined) await last;
+    if (failure !== undefined) throw failure;
+    return reply;
+  } finally {
+    port1.close();
+  }
+}
+
+function toListed(d: RawDir): ListedDir {
+  if (!d.names || !d.nums) return { rel: d.rel, sig: d.sig, entries: undefined };
+  const raws = new Map((d.raws ?? []).map(([i, b]) => [i, Buffer.from(b)]));
+  const entries: ListedEntry[] = [];
+  for (let i = 0; i < d.names.length; i++) {
+    const o = i * FIELDS;
+    const k = d.nums[o]!;
+    if (k < 0) continue; // Gone between the listing and its lstat.
+    const entry: ListedEntry = {
+      name: d.nums[o + 1] === 1 ? d.names[i] : undefined,
+      kind: KINDS[k]!,
+      size: d.nums[o + 2]!,
+      mtimeMs: d.nums[o + 3]!,
+      mode: d.nums[o + 4]!,
+      ino: d.nums[o + 5]!,
+      dev: d.nums[o + 6]!,
+      blocks: d.nums[o + 7]!,
+    };
+    const raw = raws.get(i);
+    if (raw) entry.raw = raw;
+    entries.push(entry);
+  }
+  return { rel: d.rel, sig: d.sig, entries };
 }
 
 /**
@@ -156,61 +304,61 @@ function list(worker: EvalWorker<Reply>, starts: { dir: string; rel: string }[],
  * without entries when their listing is the same. `maxDepth`: levels below the start to descend
  * (0: the start alone; default and most {@link MAX_LIST_DEPTH}, past which `tooDeep` names them).
  * `split`: a large workspace root's subtrees are shared out between two workers (for a small one
- * the extra round trips cost more than they save).
+ * the extra round trips cost more than they save). `onDirs`: directories are handed to it in
+ * chunks of a few thousand entries as the workers list them (each parent before its children;
+ * the chunks of the two workers interleave), and the result's `dirs` is empty — a caller can
+ * start reading files while the rest is listed, and never holds the whole listing at once.
  */
 export async function listTree(
   start: string,
   rel: string,
   ignoreNames: readonly string[],
-  options: { followStart?: boolean; known?: ReadonlyMap<string, string>; maxDepth?: number; split?: boolean } = {},
+  options: { followStart?: boolean; known?: ReadonlyMap<string, string>; maxDepth?: number; split?: boolean; onDirs?: (dirs: ListedDir[]) => void } = {},
 ): Promise<TreeListing> {
   const depth = Math.min(options.maxDepth ?? MAX_LIST_DEPTH, MAX_LIST_DEPTH);
   const known = [...(options.known ?? [])];
   const follow = options.followStart ?? false;
+  const onDirs = options.onDirs;
   const checked = (reply: Reply) => {
     if (reply.error !== undefined) throw new Error(`listing ${rel || "the workspace"} failed: ${reply.error}`);
     return reply;
   };
   let replies: Reply[];
   const deep = depth === MAX_LIST_DEPTH;
-  if (!follow || depth === 0 || !options.split) replies = [checked(await list(workerAt(0), [{ dir: start, rel }], ignoreNames, follow, known, depth, deep))];
+  if (!follow || depth === 0 || !options.split) replies = [checked(await list(workerAt(0), [{ dir: start, rel }], ignoreNames, follow, known, depth, deep, onDirs))];
   else {
     // A workspace root: itself first, then its subdirectories' trees shared out between the two
     // workers (each subdirectory opened O_NOFOLLOW under the root the caller trusts).
     const top = checked(await list(workerAt(0), [{ dir: start, rel }], ignoreNames, true, known, 0, false));
     const halves: { dir: string; rel: string }[][] = [[], []];
     (top.dirs?.[0]?.subdirs ?? []).forEach((name, i) => halves[i % 2]!.push({ dir: `${start}/${name}`, rel: rel === "" ? name : `${rel}/${name}` }));
-    const rest = await Promise.all(halves.map((h, i) => (h.length > 0 ? list(workerAt(i), h, ignoreNames, false, known, depth - 1, deep) : Promise.resolve({ id: -1, dirs: [] } as Reply))));
+    if (onDirs) {
+      onDirs((top.dirs ?? []).map(toListed));
+      top.dirs = [];
+    }
+    const rest = await Promise.all(halves.map((h, i) => (h.length > 0 ? list(workerAt(i), h, ignoreNames, false, known, depth - 1, deep, onDirs) : Promise.resolve({ id: -1, dirs: [] } as Reply))));
     replies = [top, ...rest.map(checked)];
   }
-  const dirs: ListedDir[] = [];
   const tooDeep: string[] = [];
   for (const reply of replies) for (const r of reply.tooDeep ?? []) tooDeep.push(r);
-  for (const d of replies.flatMap((r) => r.dirs ?? [])) {
-    if (!d.names || !d.nums) {
-      dirs.push({ rel: d.rel, sig: d.sig, entries: undefined });
-      continue;
-    }
-    const raws = new Map((d.raws ?? []).map(([i, b]) => [i, Buffer.from(b)]));
-    const entries: ListedEntry[] = [];
-    for (let i = 0; i < d.names.length; i++) {
-      const o = i * FIELDS;
-      const k = d.nums[o]!;
-      if (k < 0) continue; // Gone between the listing and its lstat.
-      const raw = raws.get(i);
-      entries.push({
-        name: d.nums[o + 1] === 1 ? d.names[i] : undefined,
-        ...(raw ? { raw } : {}),
-        kind: KINDS[k]!,
-        size: d.nums[o + 2]!,
-        mtimeMs: d.nums[o + 3]!,
-        mode: d.nums[o + 4]!,
-        ino: d.nums[o + 5]!,
-        dev: d.nums[o + 6]!,
-        blocks: d.nums[o + 7]!,
-      });
-    }
-    dirs.push({ rel: d.rel, sig: d.sig, entries });
-  }
-  return { dirs, tooDeep };
+  return { dirs: replies.flatMap((r) => r.dirs ?? []).map(toListed), tooDeep };
+}
+
+/**
+ * Reads and hashes the listed files of directories `dirs` of the workspace `root` in list worker
+ * `which` (0 or 1): each directory reached from the root `O_DIRECTORY | O_NOFOLLOW` relative to
+ * its parent, each file opened `O_NOFOLLOW | O_NONBLOCK | O_NOCTTY` and read only when its `fstat`
+ * is the regular file listed (same device and inode), at most its listed size. `stats`: ino, dev
+ * and size per file. Results as blobWorker.ts's `ReadBatch`; `data`: the bytes read, back to back
+ * in file order (one transferred buffer).
+ */
+export async function readListedFiles(
+  which: number,
+  root: string,
+  dirs: { rel: string; names: string[]; stats: Float64Array }[],
+): Promise<{ batch: { hashes: string[]; nums: Float64Array }; data: Buffer }> {
+  const reply = await workerAt(which).request({ op: "read", root, dirs });
+  if (reply.error !== undefined) throw new Error(`reading files failed: ${reply.error}`);
+  const d = reply.data!;
+  return { batch: reply.batch!, data: Buffer.from(d.buffer, d.byteOffset, d.byteLength) };
 }

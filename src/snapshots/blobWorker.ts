@@ -4,11 +4,14 @@
  * existence check, temp write and rename), and each async call pays two libuv pool hand-offs on
  * top (100k small files: ~16-30 s async on the main thread, ~4.6 s synchronous here).
  *
- * Two requests: `readFiles` reads regular files of the workspace *by descriptor* — each directory
+ * Requests: `readFiles` reads regular files of the workspace *by descriptor* — each directory
  * reached from the root with `O_DIRECTORY | O_NOFOLLOW` relative to its parent (`/proc/self/fd/N`
  * on Linux), each file opened `O_NOFOLLOW | O_NONBLOCK | O_NOCTTY` and read only when its `fstat`
  * is the regular file the caller listed (same device and inode) — and stores each as a blob;
- * `storeBuffers` stores given bytes. Both hash with sha256 and store a blob once: brotli-compressed
+ * `storeBuffers` stores given bytes; `storeHashed` stores what a list worker read and hashed by
+ * the same rules (listWorker.ts `readListedFiles`: while reads wait, the list workers take some,
+ * so a baseline's reads use two cores; {@link readFilesIntoStore} shares them out). All hash with
+ * sha256 and store a blob once: brotli-compressed
  * when at least `compressFrom` bytes and the result saves 1/32, else raw; appended to this
  * process's pack when the stored form is at most `packMax` bytes (one write per MiB of entries,
  * done before the reply), else one file under `zblobs/` or `blobs/` (temporary name, renamed).
@@ -18,12 +21,18 @@
  * Pack format: format.ts.
  */
 import { EvalWorker } from "../environment/evalWorker.js";
+import { LIST_WORKERS, readListedFiles } from "../environment/listWorker.js";
 
 /**
- * The worker's heap is capped: it holds one batch at a time, and a small old generation makes V8
- * collect before the process's memory grows (measured: peak RSS of a 100k-file baseline).
+ * The worker's heap is capped: it holds one batch at a time, and a small old and young generation
+ * make V8 collect before the process's memory grows (measured: peak RSS of a 100k-file baseline;
+ * a young generation of 4 MB instead of 16 saves ~10 MiB of it, no slower).
  */
-const WORKER_LIMITS = { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 16 };
+const WORKER_LIMITS = { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 4 };
+/** Negative counts in a {@link ReadBatch}: indexes into READ_CODES, from 1. */
+const CHANGED = -1;
+const UNREADABLE = -2;
+const GONE = -3;
 
 // CommonJS or ES module (an eval worker inherits the parent's --input-type): no top-level import.
 const WORKER_SOURCE = `
@@ -37,6 +46,7 @@ const WORKER_SOURCE = `
   const DIR = C.O_RDONLY | (C.O_DIRECTORY || 0) | (C.O_NOFOLLOW || 0);
   const FILE = C.O_RDONLY | (C.O_NOFOLLOW || 0) | (C.O_NONBLOCK || 0) | (C.O_NOCTTY || 0);
   const viaFd = process.platform === "linux";
+  const CHANGED = ${CHANGED}, UNREADABLE = ${UNREADABLE}, GONE = ${GONE};
   const made = new Set();
   // Temporary names unique in this process (O_EXCL / "wx" guard against anyone else).
   const tmpPrefix = randomBytes(4).toString("hex") + "-";
@@ -287,6 +297,8 @@ const WORKER_SOURCE = `
   };
   const looseAt = (base, h) => path.join(base, h.slice(0, 2), h.slice(2));
   const looseHas = (s, msg, h) => {
+    // No fan-out directory yet (a first baseline): nothing loose to look for.
+    if (s.fans.size === 0) return false;
     for (const base of [msg.zblobs, msg.blobs]) {
       const p = looseAt(base, h);
       if (s.fans.has(path.dirname(p)) && fs.existsSync(p)) return true;
@@ -294,9 +306,9 @@ const WORKER_SOURCE = `
     return false;
   };
   // Stores one blob once: packed when its stored form is at most packMax bytes, else loose.
-  const store = (msg, data) => {
+  const store = (msg, data, known) => {
     const s = msg.state;
-    const h = createHash("sha256").update(data).digest("hex");
+    const h = known ?? createHash("sha256").update(data).digest("hex");
     if (packedHas(s, h) || looseHas(s, msg, h)) return h;
     let body = data;
     let base = msg.blobs;
@@ -330,20 +342,24 @@ const WORKER_SOURCE = `
     }
     return { fd, real };
   };
-  const readOne = (via, f) => {
+  // File i of dir d: opened O_NOFOLLOW | O_NONBLOCK relative to the held directory, read only when
+  // its fstat is the regular file listed (same device and inode), at most the listed size.
+  // Results: out.hashes[k], out.nums[2k] = bytes read (or a negative code), out.nums[2k + 1] = mtimeMs.
+  const readOne = (msg, via, d, i, out, k) => {
     let fd;
-    try { fd = fs.openSync(via + "/" + f.name, FILE); }
-    catch (e) { return e && e.code === "ELOOP" ? "changed-while-read" : e && e.code === "ENOENT" ? "gone" : "unreadable"; }
+    try { fd = fs.openSync(via + "/" + d.names[i], FILE); }
+    catch (e) { out.nums[2 * k] = e && e.code === "ELOOP" ? CHANGED : e && e.code === "ENOENT" ? GONE : UNREADABLE; return; }
     try {
       const st = fs.fstatSync(fd);
-      if (!st.isFile() || st.ino !== f.ino || st.dev !== f.dev) return "changed-while-read";
-      const size = Math.min(st.size, f.size);
+      if (!st.isFile() || st.ino !== d.stats[3 * i] || st.dev !== d.stats[3 * i + 1]) { out.nums[2 * k] = CHANGED; return; }
+      const size = Math.min(st.size, d.stats[3 * i + 2]);
       const buf = Buffer.allocUnsafe(size);
       let got = 0;
       while (got < size) { const n = fs.readSync(fd, buf, got, size - got, got); if (n === 0) break; got += n; }
-      const data = got === size ? buf : buf.subarray(0, got);
-      return [store(f.msg, data), data.length, st.mtimeMs];
-    } catch { return "unreadable"; }
+      out.hashes[k] = store(msg, got === size ? buf : buf.subarray(0, got));
+      out.nums[2 * k] = got;
+      out.nums[2 * k + 1] = st.mtimeMs;
+    } catch { out.hashes[k] = ""; out.nums[2 * k] = UNREADABLE; }
     finally { fs.closeSync(fd); }
   };
   // A restore's entry: the blob's raw bytes to a temporary file in the store, modes and mtime set,
@@ -387,7 +403,7 @@ const WORKER_SOURCE = `
     msg.state = stateOf(msg);
     msg.state.failed = undefined;
     refresh(msg.state);
-    if (msg.op === "readFiles" || msg.op === "storeBuffers") refreshFans(msg.state, msg);
+    if (msg.op === "readFiles" || msg.op === "storeBuffers" || msg.op === "storeHashed") refreshFans(msg.state, msg);
     if (msg.op === "getPacked") {
       const blobs = msg.hashes.map((h) => packedOrRefreshed(msg, h) ?? null);
       return { id: msg.id, blobs };
@@ -404,25 +420,43 @@ const WORKER_SOURCE = `
         parentPort.postMessage({ id: msg.id, results: [msg.items.map((item) => putOne(msg, msg.via, item))] });
         return;
       }
+      if (msg.op === "storeHashed") {
+        // Read and hashed by a list worker: data holds the contents back to back.
+        const data = Buffer.from(msg.data.buffer, msg.data.byteOffset, msg.data.byteLength);
+        let at = 0;
+        msg.hashes.forEach((h, i) => {
+          const len = msg.nums[2 * i];
+          if (len < 0) return;
+          store(msg, data.subarray(at, at + len), h);
+          at += len;
+        });
+        flush(msg.state);
+        if (msg.state.failed) throw msg.state.failed;
+        parentPort.postMessage({ id: msg.id });
+        return;
+      }
       if (msg.op === "storeBuffers") {
         const hashes = msg.buffers.map((b) => store(msg, Buffer.from(b.buffer, b.byteOffset, b.byteLength)));
         flush(msg.state);
         parentPort.postMessage({ id: msg.id, hashes });
         return;
       }
-      const results = [];
+      let total = 0;
+      for (const d of msg.dirs) total += d.names.length;
+      const out = { hashes: new Array(total).fill(""), nums: new Float64Array(2 * total) };
+      let k = 0;
       for (const d of msg.dirs) {
         let held;
-        try { held = openDir(msg.root, d.rel); } catch { results.push(d.files.map(() => "gone")); continue; }
+        try { held = openDir(msg.root, d.rel); } catch { for (let i = 0; i < d.names.length; i++) out.nums[2 * k++] = GONE; continue; }
         try {
           const via = viaFd ? "/proc/self/fd/" + held.fd : held.real;
-          results.push(d.files.map((f) => readOne(via, { ...f, msg })));
+          for (let i = 0; i < d.names.length; i++) readOne(msg, via, d, i, out, k++);
         } finally { fs.closeSync(held.fd); }
       }
       // Every blob named in the reply is written before the reply (see format.ts on durability).
       flush(msg.state);
       if (msg.state.failed) throw msg.state.failed;
-      parentPort.postMessage({ id: msg.id, results });
+      parentPort.postMessage({ id: msg.id, batch: out }, [out.nums.buffer]);
     } catch (err) {
       parentPort.postMessage({ id: msg.id, error: String((err && err.message) || err) });
     }
@@ -453,10 +487,42 @@ export interface FileToRead {
 /** A stored file (`[hash, bytes read, mtimeMs]`) or why it was not read. */
 export type ReadResult = [string, number, number] | "changed-while-read" | "unreadable" | "gone";
 
+/**
+ * The results of one read request, one column each (no object per file on either side of the
+ * message): file k (in request order) has `hashes[k]`, `nums[2k]` bytes read or a negative
+ * {@link READ_CODES} index, `nums[2k + 1]` its mtimeMs.
+ */
+export interface ReadBatch {
+  hashes: string[];
+  nums: Float64Array;
+}
+const READ_CODES = ["changed-while-read", "unreadable", "gone"] as const;
+
+/** File k of a batch as a {@link ReadResult}. */
+export function readResultAt(batch: ReadBatch, k: number): ReadResult {
+  const n = batch.nums[2 * k];
+  if (n === undefined) return "unreadable";
+  return n < 0 ? (READ_CODES[-n - 1] ?? "unreadable") : [batch.hashes[k]!, n, batch.nums[2 * k + 1]!];
+}
+
+/** A directory's files to read, one column each: `stats` holds ino, dev and size per file. */
+export interface DirToRead {
+  rel: string;
+  names: string[];
+  stats: Float64Array;
+}
+
+export function dirToRead(rel: string, files: readonly FileToRead[]): DirToRead {
+  const stats = new Float64Array(3 * files.length);
+  files.forEach((f, i) => stats.set([f.ino, f.dev, f.size], 3 * i));
+  return { rel, names: files.map((f) => f.name), stats };
+}
+
 interface Reply {
   id: number;
   error?: string;
-  results?: (ReadResult | "ok" | "kept")[][];
+  results?: ("ok" | "kept")[][];
+  batch?: ReadBatch;
   hashes?: string[];
   blobs?: (Uint8Array | null)[];
   sizes?: number[];
@@ -465,15 +531,64 @@ interface Reply {
 
 let shared: EvalWorker<Reply> | undefined;
 
-async function request(message: Record<string, unknown>): Promise<Reply> {
-  const reply = await (shared ??= new EvalWorker<Reply>(WORKER_SOURCE, "blob", WORKER_LIMITS)).request(message);
+async function request(message: Record<string, unknown>, transfer: ArrayBuffer[] = []): Promise<Reply> {
+  const reply = await (shared ??= new EvalWorker<Reply>(WORKER_SOURCE, "blob", WORKER_LIMITS)).request(message, transfer);
   if (reply.error !== undefined) throw new Error(`storing blobs failed: ${reply.error}`);
   return reply;
 }
 
-/** Reads the listed files of the workspace `root` by descriptor and stores them; one result per file. */
-export async function readFilesIntoStore(root: string, dirs: { rel: string; files: FileToRead[] }[], layout: BlobLayout): Promise<ReadResult[][]> {
-  return ((await request({ op: "readFiles", root, dirs, ...layout })).results ?? []) as ReadResult[][];
+/** Reads the listed files of the workspace `root` by descriptor and stores them; results in file order. */
+export function readFilesIntoStore(root: string, dirs: DirToRead[], layout: BlobLayout): Promise<ReadBatch> {
+  return new Promise((resolve, reject) => {
+    jobs.push({ root, dirs, layout, resolve, reject });
+    kick();
+  });
+}
+
+/**
+ * Reads go to whichever reader is idle: this worker (reads and stores), or, while more requests
+ * wait, the two list workers (read and hash there; this worker stores what they read), so a
+ * baseline's reads use both cores. A reader takes one request at a time.
+ */
+interface ReadJob {
+  root: string;
+  dirs: DirToRead[];
+  layout: BlobLayout;
+  resolve(r: ReadBatch | Promise<ReadBatch>): void;
+  reject(e: unknown): void;
+}
+const jobs: ReadJob[] = [];
+const busy: boolean[] = [false, ...Array.from({ length: LIST_WORKERS }, () => false)];
+
+function kick(): void {
+  busy.forEach((b, reader) => {
+    // A helper only for a backlog: a lone read never starts the list workers.
+    if (!b && jobs.length > (reader === 0 ? 0 : 1)) void drain(reader);
+  });
+}
+
+async function drain(reader: number): Promise<void> {
+  busy[reader] = true;
+  try {
+    for (let job = jobs.shift(); job; job = jobs.shift()) {
+      try {
+        // A helper is free for the next request once it has read; the store of what it read follows here.
+        job.resolve(reader === 0 ? (await request({ op: "readFiles", root: job.root, dirs: job.dirs, ...job.layout })).batch! : storeRead(job, await readListedFiles(reader - 1, job.root, job.dirs)));
+      } catch (err) {
+        job.reject(err);
+      }
+      if (reader > 0 && jobs.length === 0) break;
+    }
+  } finally {
+    busy[reader] = false;
+  }
+}
+
+/** What a list worker read and hashed, stored here (the data transferred, not copied). */
+async function storeRead(job: ReadJob, read: { batch: ReadBatch; data: Buffer }): Promise<ReadBatch> {
+  const bytes = new Uint8Array(read.data.buffer, read.data.byteOffset, read.data.byteLength);
+  await request({ op: "storeHashed", hashes: read.batch.hashes, nums: read.batch.nums, data: bytes, ...job.layout }, [bytes.buffer as ArrayBuffer]);
+  return read.batch;
 }
 
 /** An entry a restore writes: a regular file's blob, modes and mtime, and whether a recorded entry is replaced. */

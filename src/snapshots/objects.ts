@@ -53,8 +53,12 @@ export class ObjectStore {
   /** Brotli-compressed loose blobs, named by the sha256 of the raw content like raw ones. */
   readonly zblobs: string;
   readonly packs: string;
-  /** Blobs known to be stored (bounded, oldest out: 100k hashes held for good are 100k strings for every full GC to mark). */
-  private readonly known = new Set<string>();
+  /**
+   * Blobs known to be stored (bounded: 100k hashes held for good are 100k strings for every full
+   * GC to mark): two generations, the older dropped whole when the newer fills (no per-blob eviction).
+   */
+  private known = new Set<string>();
+  private knownBefore = new Set<string>();
   private readonly madeDirs = new Set<string>();
 
   constructor(readonly storeDir: string) {
@@ -70,18 +74,26 @@ export class ObjectStore {
 
   remember(h: string): void {
     this.known.add(h);
-    if (this.known.size > KNOWN_BLOBS) this.known.delete(this.known.values().next().value as string);
+    if (this.known.size >= KNOWN_BLOBS / 2) {
+      this.knownBefore = this.known;
+      this.known = new Set();
+    }
+  }
+
+  private isKnown(h: string): boolean {
+    return this.known.has(h) || this.knownBefore.has(h);
   }
 
   /** Forgets the known blobs (after a GC: a blob known before may be gone). */
   forget(): void {
     this.known.clear();
+    this.knownBefore.clear();
   }
 
   /** Stores small content (link targets) through the blob worker, the one writer of small blobs. */
   async putBuffer(data: Buffer): Promise<string> {
     const h = sha256(data);
-    if (this.known.has(h)) return h;
+    if (this.isKnown(h)) return h;
     await storeBuffers([data], this.layout);
     this.remember(h);
     return h;
@@ -110,7 +122,7 @@ export class ObjectStore {
       );
       const h = hash.digest("hex");
       const p = this.loosePath(h, true);
-      if (this.known.has(h) || (await this.hasLoose(h))) await rm(tmp, { force: true });
+      if (this.isKnown(h) || (await this.hasLoose(h))) await rm(tmp, { force: true });
       else {
         await this.mkdirOnce(path.dirname(p));
         await rename(tmp, p);

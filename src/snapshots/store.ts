@@ -21,8 +21,8 @@ import path from "node:path";
 import pLimit from "p-limit";
 import { DirHandle, EntryChangedError } from "../environment/dirHandle.js";
 import { isAtomicTempName } from "../environment/tempFiles.js";
-import { listTree, type ListedEntry } from "../environment/listWorker.js";
-import { readFilesIntoStore, type BlobLayout } from "./blobWorker.js";
+import { listTree, type ListedDir, type ListedEntry } from "../environment/listWorker.js";
+import { dirToRead, readFilesIntoStore, readResultAt, type BlobLayout } from "./blobWorker.js";
 import { RestoreJournalFile, settleLegacySwap, type RestoreJournal } from "./restoreJournal.js";
 import { ObjectStore } from "./objects.js";
 import { applyInPlace, dirsToVisit, sameContent, type TreeMap } from "./applyInPlace.js";
@@ -83,8 +83,9 @@ const STREAM_ABOVE = 4 * 1024 * 1024;
 const SPLIT_LISTING_ABOVE = 5_000;
 /** A restore lists at most this many directories one by one before it takes one full look instead. */
 const MAX_VERIFIED_DIRS = 200;
-/** Files a blob-worker request reads at most. */
-const READ_BATCH = 4_000;
+/** Files, and bytes past one file, a read request takes at most (three readers share them out: blobWorker.ts). */
+const READ_BATCH = 1_000;
+const READ_BATCH_BYTES = 4 * 1024 * 1024;
 
 /**
  * A snapshot id handed to a checkpoint before its snapshot is committed (during a baseline that
@@ -184,6 +185,8 @@ export class SnapshotStore {
    * yet: like the baseline, it takes the pre-images tools hand in ({@link protectBaseline}).
    */
   private lookOpen = false;
+  /** Links and large files of a scan, read one by one. */
+  private readonly oneByOne = pLimit(1);
   /** The working set was loaded from the head and not checked against the disk since. */
   private unverified = false;
   /** The working-set cache as last written. */
@@ -330,7 +333,7 @@ export class SnapshotStore {
           continue;
         }
         if (es.kind !== "file" || es.size > STREAM_ABOVE || es.size > this.maxFileBytes || isSparse(es)) return undefined;
-        const [result] = (await readFilesIntoStore(this.dir, [{ rel: parentOf(rel), files: [{ name, ino: es.ino, dev: es.dev, size: es.size }] }], this.layout))[0] ?? [];
+        const result = readResultAt(await readFilesIntoStore(this.dir, [dirToRead(parentOf(rel), [{ name, ino: es.ino, dev: es.dev, size: es.size }])], this.layout), 0);
         if (!Array.isArray(result)) return undefined;
         this.rememberBlob(result[0]);
         out.set(rel, { h: result[0], s: result[1], m: es.mode & 0o777, t: result[2] });
@@ -790,8 +793,17 @@ export class SnapshotStore {
     let files = 0;
     for (const d of working.values()) files += d.size;
     const split = start?.root === true && (files > SPLIT_LISTING_ABOVE || working.size === 0);
-    const listing = start ? await listTree(start.path, rel, [...this.ignore], { followStart: start.root, known, split }) : { dirs: [], tooDeep: [] };
-    const seen = await this.recordListing(listing);
+    // Streamed: each chunk of the listing is recorded (its files read) while the rest is listed.
+    const seen = new Set<string>();
+    const recorded: Promise<void>[] = [];
+    const onDirs = (dirs: ListedDir[]) => void recorded.push(this.recordDirs(dirs, seen));
+    try {
+      const listing = start ? await listTree(start.path, rel, [...this.ignore], { followStart: start.root, known, split, onDirs }) : { dirs: [], tooDeep: [] };
+      for (const r of listing.tooDeep) this.skip(r, "too-deep");
+      onDirs(listing.dirs);
+    } finally {
+      await settledAll(recorded);
+    }
     for (const key of [...working.keys()]) if (isUnder(key, rel) && !seen.has(key)) working.delete(key);
     if (!working.has("")) working.set("", new WorkingDir());
   }
@@ -843,11 +855,17 @@ export class SnapshotStore {
    * Returns the directories listed.
    */
   private async recordListing(listing: Awaited<ReturnType<typeof listTree>>): Promise<Set<string>> {
-    const working = this.working!;
     for (const r of listing.tooDeep) this.skip(r, "too-deep");
     const seen = new Set<string>();
+    await this.recordDirs(listing.dirs, seen);
+    return seen;
+  }
+
+  /** {@link recordListing} of some directories of a listing (added to `seen`). */
+  private async recordDirs(dirs: readonly ListedDir[], seen: Set<string>): Promise<void> {
+    const working = this.working!;
     const toRead: { rel: string; files: Map<string, SnapshotFile>; pending: ListedEntry[]; sig: string | undefined }[] = [];
-    for (const d of listing.dirs) {
+    for (const d of dirs) {
       seen.add(d.rel);
       const old = working.get(d.rel);
       const sig = d.sig;
@@ -904,22 +922,24 @@ export class SnapshotStore {
         if (!entry || entry.s !== st.size || entry.t !== st.mtimeMs) t.sig = undefined;
       });
     });
-    for (const { t, e } of others) {
-      const dir = await this.openRel(t.rel);
-      try {
-        const entry = dir ? await this.entryFor(dir, childOf(t.rel, e.name!), e.name!, e, undefined, false) : undefined;
-        if (entry) t.files.set(e.name!, entry);
-        if (!entry || entry.s !== e.size || entry.t !== e.mtimeMs) t.sig = undefined;
-      } finally {
-        await dir?.close();
+    // One at a time across the chunks of a listing (large files are streamed).
+    await this.oneByOne(async () => {
+      for (const { t, e } of others) {
+        const dir = await this.openRel(t.rel);
+        try {
+          const entry = dir ? await this.entryFor(dir, childOf(t.rel, e.name!), e.name!, e, undefined, false) : undefined;
+          if (entry) t.files.set(e.name!, entry);
+          if (!entry || entry.s !== e.size || entry.t !== e.mtimeMs) t.sig = undefined;
+        } finally {
+          await dir?.close();
+        }
       }
-    }
+    });
     for (const t of toRead) {
       const next = new WorkingDir(t.files);
       next.sig = t.sig;
       working.set(t.rel, next);
     }
-    return seen;
   }
 
   /**
@@ -980,33 +1000,60 @@ export class SnapshotStore {
    * store (the blob worker); per directory, per file: the entry, or undefined (skipped or gone).
    */
   private async readSmall(dirs: { rel: string; files: { name: string; st: EntryStat }[] }[]): Promise<(SnapshotFile | undefined)[][]> {
-    const out: (SnapshotFile | undefined)[][] = [];
-    // Batches of a few thousand files: bounded messages, and other work of the store's queue can interleave.
-    for (let i = 0; i < dirs.length; ) {
-      const batch: typeof dirs = [];
-      for (let n = 0; i < dirs.length && (batch.length === 0 || n + dirs[i]!.files.length <= READ_BATCH); i++) {
-        batch.push(dirs[i]!);
-        n += dirs[i]!.files.length;
+    // Bounded batches (messages, and the bytes a reader holds: a large directory is cut in
+    // pieces), read by whichever reader is free.
+    type Piece = { d: number; from: number; rel: string; files: { name: string; st: EntryStat }[] };
+    const batches: Piece[][] = [];
+    let batch: Piece[] = [];
+    let n = 0;
+    let bytes = 0;
+    dirs.forEach((dir, d) => {
+      let from = 0;
+      for (let i = 0; i < dir.files.length; i++) {
+        if (n > 0 && (n >= READ_BATCH || bytes + dir.files[i]!.st.size > READ_BATCH_BYTES)) {
+          if (i > from) batch.push({ d, from, rel: dir.rel, files: dir.files.slice(from, i) });
+          batches.push(batch);
+          batch = [];
+          n = bytes = 0;
+          from = i;
+        }
+        n++;
+        bytes += dir.files[i]!.st.size;
       }
-      const results = await readFilesIntoStore(
-        this.dir,
-        batch.map((d) => ({ rel: d.rel, files: d.files.map(({ name, st }) => ({ name, ino: st.ino, dev: st.dev, size: st.size })) })),
-        this.layout,
-      );
-      batch.forEach((d, di) =>
-        out.push(
-          d.files.map(({ name, st }, fi) => {
-            const r = results[di]?.[fi] ?? "unreadable";
-            if (r === "gone") return undefined;
-            if (typeof r === "string") return this.skip(childOf(d.rel, name), r, st.size);
-            this.rememberBlob(r[0]);
-            return { h: r[0], s: r[1], m: st.mode & 0o777, t: r[2] };
+      if (dir.files.length > from) batch.push({ d, from, rel: dir.rel, files: from === 0 ? dir.files : dir.files.slice(from) });
+    });
+    if (batch.length > 0) batches.push(batch);
+    const out: (SnapshotFile | undefined)[][] = dirs.map(() => []);
+    await settledAll(
+      batches.map(async (pieces) => {
+        const read = await readFilesIntoStore(
+          this.dir,
+          pieces.map((p) => {
+            const stats = new Float64Array(3 * p.files.length);
+            p.files.forEach(({ st }, i) => ((stats[3 * i] = st.ino), (stats[3 * i + 1] = st.dev), (stats[3 * i + 2] = st.size)));
+            return { rel: p.rel, names: p.files.map((f) => f.name), stats };
           }),
-        ),
-      );
-    }
+          this.layout,
+        );
+        let k = 0;
+        for (const p of pieces) {
+          p.files.forEach(({ name, st }, i) => {
+            const r = readResultAt(read, k++);
+            let entry: SnapshotFile | undefined;
+            if (r === "gone") entry = undefined;
+            else if (typeof r === "string") entry = this.skip(childOf(p.rel, name), r, st.size);
+            else {
+              this.rememberBlob(r[0]);
+              entry = { h: r[0], s: r[1], m: st.mode & 0o777, t: r[2] };
+            }
+            out[p.d]![p.from + i] = entry;
+          });
+        }
+      }),
+    );
     return out;
   }
+
 
   /** Stores small content (link targets) through the blob worker, the one writer of small blobs. */
   private putBuffer(data: Buffer): Promise<string> {
@@ -1430,6 +1477,14 @@ export class SnapshotStore {
 
 function sameEntry(a: SnapshotFile | undefined, b: SnapshotFile): boolean {
   return a !== undefined && a.h === b.h && a.s === b.s && a.m === b.m && a.t === b.t && Boolean(a.l) === Boolean(b.l);
+}
+
+/** Like Promise.all, but rejects only once every promise settled (no work left running behind a failure). */
+async function settledAll<T>(promises: Promise<T>[]): Promise<T[]> {
+  const settled = await Promise.allSettled(promises);
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (failed) throw failed.reason;
+  return settled.map((r) => (r as PromiseFulfilledResult<T>).value);
 }
 
 async function exists(p: string): Promise<boolean> {
