@@ -159,11 +159,10 @@ export class TimeTravel {
   /** The tracker ignores names time travel records: its lists are not complete for us. */
   private readonly trackerBlind: boolean;
   /**
-   * threadId → a full look at the files taken in the background — the baseline (a thread's first
-   * run must not wait for hashing every file) or a run start's stat pass when no live watcher can
-   * say what changed (a restart) — and the chain of snapshots queued behind it: steps record what
-   * their tools wrote right away and name a pending id, committed in order once the look is. The
-   * entry goes when the chain has drained.
+   * threadId → the baseline being recorded in the background (a thread's first run must not wait
+   * for hashing every file), and the chain of snapshots queued behind it: steps record what
+   * their tools wrote right away and name a pending id, committed in order once the baseline is.
+   * The entry goes when the chain has drained.
    */
   private readonly looks = new Map<string, { chain: Promise<unknown> }>();
   /** Threads on other machines are snapshotted with `timeTravel.remote`; else skipped (reported once if the app configured time travel). */
@@ -273,7 +272,6 @@ export class TimeTravel {
         // Files may have changed since the store last looked (another process, by hand).
         if (!head.pinned && opts.scan) {
           const drift = this.drift(t);
-          if (drift === "all") return { _workspaceSnapshot: this.ref(this.startLook(store, t, "scan")) };
           if (drift) return { _workspaceSnapshot: this.ref(await this.recordFiles(store, t, drift)) };
         }
         await store.assign(head.id);
@@ -282,9 +280,10 @@ export class TimeTravel {
       if (want === (head.assigned ?? head.id)) {
         const drift = opts.scan ? this.drift(t) : undefined;
         if (!drift) return undefined;
-        // No live watcher to say what changed (a restart): every file is stat'ed, off the run's path.
-        if (drift === "all") return { _workspaceSnapshot: this.ref(this.startLook(store, t, "scan")) };
         // Files changed outside the tools since the last snapshot: this checkpoint names them.
+        // Without a live watcher to say what (a restart) every file is stat'ed, before the run goes
+        // on: with several workers on one store, a look still in flight when another worker moves
+        // the thread on would commit a stale head (tests/multi-worker-freshness.test.ts).
         const id = await this.recordFiles(store, t, drift);
         return id === want ? undefined : { _workspaceSnapshot: this.ref(id) };
       }
@@ -319,21 +318,19 @@ export class TimeTravel {
   }
 
   /**
-   * Takes a full look at the files in the background (see {@link looks}); returns the pending id
-   * the checkpoint names meanwhile. Tools that run before it commits hand in their pre-images.
+   * Takes the baseline in the background (see {@link looks}). Tools that run before it commits
+   * hand in their pre-images.
    */
-  private startLook(store: ThreadSnapshots, t: TimeTravelThread, reason: "baseline" | "scan"): string {
+  private startLook(store: ThreadSnapshots, t: TimeTravelThread, reason: "baseline"): void {
     const threadId = t.ws.threadId;
-    const alias = pendingSnapshotId();
     store.openLook();
-    const done = this.recordFiles(store, t, "all", { reason, background: true, ...(reason === "scan" ? { alias } : {}) }).catch((error: unknown) => {
+    const done = this.recordFiles(store, t, "all", { reason, background: true }).catch((error: unknown) => {
       store.openLook(false);
       this.hooks.report(error, threadId);
     });
     const entry = { chain: done as Promise<unknown> };
     this.looks.set(threadId, entry);
     void done.then(() => this.dropDrained(threadId, entry, done));
-    return alias;
   }
 
   /** Resolves once no look (and nothing queued behind one) is in flight for `threadId`. */
@@ -362,7 +359,7 @@ export class TimeTravel {
     store: ThreadSnapshots,
     t: TimeTravelThread,
     what: "all" | { paths: string[] },
-    look: { reason?: "scan" | "baseline"; background?: boolean; alias?: string } = {},
+    look: { reason?: "scan" | "baseline"; background?: boolean } = {},
   ): Promise<string> {
     // A full look is worth a mark only with a watcher already live (its ready time is a fraction
     // of a full pass: 0.4 s at 100k files); else the next run would pay the full pass again.
@@ -372,7 +369,6 @@ export class TimeTravel {
       reason: look.reason ?? "scan",
       assign: true,
       ...(what === "all" ? { background: look.background === true } : { paths: what.paths, statCache: true }),
-      ...(look.alias !== undefined ? { alias: look.alias } : {}),
     });
     this.setMark(t, cursor);
     return id;

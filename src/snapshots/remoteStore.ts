@@ -105,7 +105,7 @@ export class RemoteSnapshotStore implements ThreadSnapshots {
       const hadHead = (await this.inner.headId()) !== undefined;
       const { changed } = await this.pull(rels);
       const reason = options.reason ?? (options.paths ? "tool" : "scan");
-      const assign = { ...(options.assign ? { assign: true } : {}), ...(options.alias !== undefined ? { alias: options.alias } : {}) };
+      const assign = options.assign ? { assign: true } : {};
       if (!hadHead || changed.length > MAX_PULLED_PATHS) return this.inner.snapshot({ reason, ...assign });
       return this.inner.snapshot({ paths: changed.map((r) => this.mirror.abs(r)), reason, ...assign });
     });

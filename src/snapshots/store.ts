@@ -157,8 +157,6 @@ export interface SnapshotOptions {
    * records the files as they were when it was asked for.
    */
   background?: boolean;
-  /** A pending id ({@link pendingSnapshotId}) handed out for this snapshot: `resolve(alias)` answers its id. */
-  alias?: string;
 }
 
 export class SnapshotStore {
@@ -276,12 +274,10 @@ export class SnapshotStore {
     if (options.background && !options.paths) this.lookOpen = true;
     return this.serial(async () => {
       const background = options.background === true && !options.paths;
-      const id = await this.snapshotNow(options.paths, options.reason ?? (options.paths ? "tool" : "scan"), options.assign, options.statCache, background).catch((error: unknown) => {
+      return this.snapshotNow(options.paths, options.reason ?? (options.paths ? "tool" : "scan"), options.assign, options.statCache, background).catch((error: unknown) => {
         if (background) this.openLook(false);
         throw error;
       });
-      if (options.alias !== undefined) await this.nameAlias(options.alias, id);
-      return id;
     });
   }
 
