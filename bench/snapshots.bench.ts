@@ -5,31 +5,18 @@
  * same tree, same run: `git add -A && git commit` (and `git reset --hard` for the restore), i.e. a
  * shadow-git checkpoint as Cline makes it.
  */
-import { execFile } from "node:child_process";
 import { cp, mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { promisify } from "node:util";
 import { isCredentialPath } from "../src/guards/credentials.js";
 import { SnapshotStore } from "../src/snapshots/store.js";
-import { benchWorkspace, fmt, median } from "./fixtures.js";
+import { benchWorkspace, fmt, median, shadowGit, shadowGitCommit } from "./fixtures.js";
 
-const run$ = promisify(execFile);
 const policy = { ignoreNames: [".git", "node_modules"], excludePath: (rel: string) => isCredentialPath(rel) };
 const retention = { maxSnapshots: 100_000, maxAgeMs: 1e12, maxBytes: 1e13 };
 
-async function git(dir: string, ...args: string[]): Promise<string> {
-  // No background gc/maintenance: it would race the timing and the clean-up.
-  const { stdout } = await run$("git", ["-C", dir, "-c", "user.email=b@e.nch", "-c", "user.name=bench", "-c", "commit.gpgsign=false", "-c", "gc.auto=0", "-c", "maintenance.auto=false", ...args], {
-    maxBuffer: 1 << 26,
-  });
-  return stdout;
-}
-
-async function gitStep(dir: string, msg: string): Promise<void> {
-  await git(dir, "add", "-A");
-  await git(dir, "commit", "-q", "--no-verify", "-m", msg);
-}
+const git = shadowGit;
+const gitStep = shadowGitCommit;
 
 async function du(dir: string): Promise<number> {
   let total = 0;
@@ -208,7 +195,7 @@ export async function run({ quick }: { quick: boolean }): Promise<string> {
     }
     const oursGrowth = (await du(path.join(tmp, "growth-store"))) - ours0;
     const gitGrowth = (await du(path.join(gGit, ".git"))) - git0;
-    await run$("git", ["-C", gGit, "gc", "-q"]);
+    await git(gGit, "gc", "-q");
     const gitPacked = (await du(path.join(gGit, ".git"))) - git0;
 
     const restore = rows.find((r) => r.startsWith("RESTORE|"));
