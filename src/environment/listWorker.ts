@@ -15,6 +15,7 @@
  * `fstat` is the regular file listed.
  */
 import { EvalWorker } from "./evalWorker.js";
+import { WORKER_DIR_WALK } from "./workerDirWalk.js";
 
 /** Entry kinds, as numbers in the worker's reply. */
 const KINDS = ["file", "symlink", "directory", "other"] as const;
@@ -62,24 +63,8 @@ const WORKER_SOURCE = `
   const { isUtf8 } = await import("node:buffer");
   const { createHash } = await import("node:crypto");
   const C = fs.constants;
-  const DIR = C.O_RDONLY | (C.O_DIRECTORY || 0) | (C.O_NOFOLLOW || 0);
-  const FILE = C.O_RDONLY | (C.O_NOFOLLOW || 0) | (C.O_NONBLOCK || 0) | (C.O_NOCTTY || 0);
-  const viaFd = process.platform === "linux";
+${WORKER_DIR_WALK}
   // ---- reads: files of directories reached from the root by O_NOFOLLOW descriptors -----------
-  const openDir = (root, rel) => {
-    let fd = fs.openSync(root, C.O_RDONLY | (C.O_DIRECTORY || 0));
-    let real = root;
-    if (rel === "") return { fd, real };
-    for (const seg of rel.split("/")) {
-      let next;
-      try { next = fs.openSync((viaFd ? "/proc/self/fd/" + fd : real) + "/" + seg, DIR); }
-      catch (e) { fs.closeSync(fd); throw e; }
-      fs.closeSync(fd);
-      fd = next;
-      real = real + "/" + seg;
-    }
-    return { fd, real };
-  };
   // File i of dir d into data at "at": opened O_NOFOLLOW | O_NONBLOCK, read only when its fstat
   // is the regular file listed (same device and inode), at most the listed size; hashed here.
   // Results as the blob worker's: hashes[k], nums[2k] bytes read (or a negative code), nums[2k + 1] mtimeMs.

@@ -22,6 +22,7 @@
  */
 import { EvalWorker } from "../environment/evalWorker.js";
 import { LIST_WORKERS, readListedFiles } from "../environment/listWorker.js";
+import { WORKER_DIR_WALK } from "../environment/workerDirWalk.js";
 
 /**
  * The worker's heap is capped: it holds one batch at a time, and a small old and young generation
@@ -43,9 +44,7 @@ const WORKER_SOURCE = `
   const zlib = await import("node:zlib");
   const { createHash, randomBytes } = await import("node:crypto");
   const C = fs.constants;
-  const DIR = C.O_RDONLY | (C.O_DIRECTORY || 0) | (C.O_NOFOLLOW || 0);
-  const FILE = C.O_RDONLY | (C.O_NOFOLLOW || 0) | (C.O_NONBLOCK || 0) | (C.O_NOCTTY || 0);
-  const viaFd = process.platform === "linux";
+${WORKER_DIR_WALK}
   const CHANGED = ${CHANGED}, UNREADABLE = ${UNREADABLE}, GONE = ${GONE};
   const made = new Set();
   // Temporary names unique in this process (O_EXCL / "wx" guard against anyone else).
@@ -327,20 +326,6 @@ const WORKER_SOURCE = `
     fs.writeFileSync(tmp, body, { mode: 0o600, flag: "wx" });
     fs.renameSync(tmp, p);
     return h;
-  };
-  const openDir = (root, rel) => {
-    let fd = fs.openSync(root, C.O_RDONLY | (C.O_DIRECTORY || 0));
-    let real = root;
-    if (rel === "") return { fd, real };
-    for (const seg of rel.split("/")) {
-      let next;
-      try { next = fs.openSync((viaFd ? "/proc/self/fd/" + fd : real) + "/" + seg, DIR); }
-      catch (e) { fs.closeSync(fd); throw e; }
-      fs.closeSync(fd);
-      fd = next;
-      real = real + "/" + seg;
-    }
-    return { fd, real };
   };
   // File i of dir d: opened O_NOFOLLOW | O_NONBLOCK relative to the held directory, read only when
   // its fstat is the regular file listed (same device and inode), at most the listed size.
