@@ -47,6 +47,27 @@ function workbench(root: string): Workbench {
   return createWorkbench({ rootDir: root, enableShell: true, basicTools: { shell: { sandbox: "off" } }, webTools: false, fileManager: { onError: () => undefined, ...(process.env.TT_OFF ? { timeTravel: { restore: "off" as const } } : {}) } });
 }
 
+/** A thread `t-<label>` under `<tmp>/<label>` whose workspace holds `files` small sources in src/. */
+async function seededThread(label: string, files: number) {
+  const root = path.join(tmp, label);
+  const threadId = `t-${label}`;
+  const dir = path.join(root, threadId);
+  await mkdir(path.join(dir, "src"), { recursive: true });
+  for (let i = 0; i < files; i++) await writeFile(path.join(dir, "src", `f${i}.ts`), `export const x${i} = ${i};\n`);
+  return { root, threadId, dir, config: { configurable: { thread_id: threadId } } };
+}
+
+/** Records the options of every `SnapshotStore.snapshot` call until `stop()`. */
+function spySnapshots() {
+  const calls: { paths?: readonly string[]; reason?: string }[] = [];
+  const original = SnapshotStore.prototype.snapshot;
+  SnapshotStore.prototype.snapshot = function (this: SnapshotStore, options = {}) {
+    calls.push(options);
+    return original.call(this, options);
+  };
+  return { calls, stop: () => void (SnapshotStore.prototype.snapshot = original) };
+}
+
 /** Counts the ToolMessages of a state: identifies how far the scripted thread had got. */
 const toolCount = (values: { messages?: { getType(): string }[] }) => (values.messages ?? []).filter((m) => m.getType() === "tool").length;
 
@@ -150,20 +171,10 @@ describe("time travel", () => {
     scenario("sqlite", () => SqliteSaver.fromConnString(path.join(tmp, "checkpoints.sqlite"))));
 
   test("run starts re-read only what the tracker listed: no stat pass after a write; a hand edit between runs is still named", async () => {
-    const root = path.join(tmp, "drift");
-    const threadId = "t-drift";
-    const dir = path.join(root, threadId);
-    await mkdir(path.join(dir, "src"), { recursive: true });
-    for (let i = 0; i < 40; i++) await writeFile(path.join(dir, "src", `f${i}.ts`), `export const x${i} = ${i};\n`);
+    const { root, threadId, dir, config } = await seededThread("drift", 40);
     const wb = workbench(root);
     const saver = new MemorySaver();
-    const config = { configurable: { thread_id: threadId } };
-    const calls: { paths?: readonly string[] }[] = [];
-    const original = SnapshotStore.prototype.snapshot;
-    SnapshotStore.prototype.snapshot = function (this: SnapshotStore, options = {}) {
-      calls.push(options);
-      return original.call(this, options);
-    };
+    const { calls, stop } = spySnapshots();
     const tracker = () => wb.fileManager.hooks.trackerOf(threadId);
     /** Waits (bounded) until the watcher has delivered a structural change. */
     const delivered = async (before: number) => {
@@ -191,7 +202,7 @@ describe("time travel", () => {
       const diff = await wb.changes(threadId, { from: afterWrite, to: afterHand });
       assert.deepEqual(diff.files.map((f) => [f.path, f.change]), [["hand.txt", "added"]], "the hand edit is in the run's snapshot");
     } finally {
-      SnapshotStore.prototype.snapshot = original;
+      stop();
       await wb.close();
     }
   });
@@ -246,20 +257,10 @@ describe("time travel", () => {
   });
 
   test("after run_command only what the watcher listed (once settled) is re-read; a fork still undoes the command", async () => {
-    const root = path.join(tmp, "settle");
-    const threadId = "t-settle";
-    const dir = path.join(root, threadId);
-    await mkdir(path.join(dir, "src"), { recursive: true });
-    for (let i = 0; i < 40; i++) await writeFile(path.join(dir, "src", `f${i}.ts`), `export const x${i} = ${i};\n`);
+    const { root, threadId, dir, config } = await seededThread("settle", 40);
     const wb = workbench(root);
     const saver = new MemorySaver();
-    const config = { configurable: { thread_id: threadId } };
-    const calls: { paths?: readonly string[]; reason?: string }[] = [];
-    const original = SnapshotStore.prototype.snapshot;
-    SnapshotStore.prototype.snapshot = function (this: SnapshotStore, options = {}) {
-      calls.push(options);
-      return original.call(this, options);
-    };
+    const { calls, stop } = spySnapshots();
     const tracker = () => wb.fileManager.hooks.trackerOf(threadId);
     try {
       await agentWith(wb, saver, [new AIMessage("hello")]).invoke({ messages: [new HumanMessage("start")] }, config);
@@ -290,7 +291,7 @@ describe("time travel", () => {
       await agentWith(wb, saver, [new AIMessage("forward")]).invoke({ messages: [new HumanMessage("forward")] }, end.config);
       assert.deepEqual(await contents(dir), after, "and a fork to the end brings the commands' changes back");
     } finally {
-      SnapshotStore.prototype.snapshot = original;
+      stop();
       await wb.close();
     }
   });

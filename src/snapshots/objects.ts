@@ -16,6 +16,7 @@ import { brotliDecompress, constants as zlibConstants, createBrotliCompress, cre
 import pLimit from "p-limit";
 import { collectPacks, packedSizes, putEntries, readPacked, storeBuffers, type BlobLayout, type EntryToPut } from "./blobWorker.js";
 import { sha256 } from "./format.js";
+import { exists } from "./exists.js";
 
 /**
  * Blobs smaller than this are stored raw: brotli's fixed cost (~35 µs a call on the thread pool)
@@ -274,14 +275,6 @@ function isMissing(error: unknown): boolean {
   return (error as NodeJS.ErrnoException | undefined)?.code === "ENOENT";
 }
 
-async function exists(p: string): Promise<boolean> {
-  try {
-    await lstat(p);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function dirExists(p: string): Promise<boolean> {
   return (await lstat(p).catch(() => undefined))?.isDirectory() ?? false;

@@ -5,8 +5,9 @@
  * workspace and applies the journal's target again). Journals of 0.1.x (a staged copy swapped in
  * with two renames) are finished or undone here, as that version did.
  */
-import { lstat, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { exists } from "./exists.js";
 
 /**
  * A restore under way: `target` is being applied in place. Journals of 0.1.x also carry
@@ -85,11 +86,4 @@ export async function settleLegacySwap(journal: RestoreJournal, file: RestoreJou
     await onFinished(journal.target);
   }
   await file.clear();
-}
-
-async function exists(p: string): Promise<boolean> {
-  return lstat(p).then(
-    () => true,
-    () => false,
-  );
 }

@@ -16,7 +16,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { type Stats } from "node:fs";
-import { chmod, link, lstat, mkdir, readdir, readFile, readlink, rename, rm, stat, symlink, utimes, writeFile, type FileHandle } from "node:fs/promises";
+import { chmod, link, mkdir, readdir, readFile, readlink, rename, rm, stat, symlink, utimes, writeFile, type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import pLimit from "p-limit";
 import { DirHandle, EntryChangedError } from "../environment/dirHandle.js";
@@ -32,6 +32,7 @@ import { pruneStore, type RetentionPolicy } from "./retention.js";
 
 export type { RetentionPolicy } from "./retention.js";
 import { WorkingDir } from "./workingDir.js";
+import { exists } from "./exists.js";
 
 export { chunkDirMap, type SkippedEntry, type SnapshotFile, type SnapshotInfo } from "./format.js";
 
@@ -1483,14 +1484,6 @@ async function settledAll<T>(promises: Promise<T>[]): Promise<T[]> {
   return settled.map((r) => (r as PromiseFulfilledResult<T>).value);
 }
 
-async function exists(p: string): Promise<boolean> {
-  try {
-    await lstat(p);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** HEAD.json's identity, to notice another process's write (undefined when there is none). */
 async function headStampOf(p: string): Promise<string | undefined> {
