@@ -6,6 +6,7 @@
 import { mkdir, readdir, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { isCredentialPath } from "../src/guards/credentials.js";
 
 export const BENCH_DATA_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", ".bench-data");
 export const TOP_DIRS = 20;
@@ -143,3 +144,18 @@ export async function shadowGitCommit(dir: string, msg: string): Promise<void> {
   await shadowGit(dir, "add", "-A");
   await shadowGit(dir, "commit", "-q", "--no-verify", "-m", msg);
 }
+
+/** Two copies of the `files`-file workspace under `tmp`: `ours` for the store, `theirs` for the shadow-git anchor. */
+export async function twinCopies(tmp: string, files: number): Promise<{ ours: string; theirs: string }> {
+  const { cp } = await import("node:fs/promises");
+  const src = await benchWorkspace(files);
+  const ours = path.join(tmp, `ours-${files}`);
+  const theirs = path.join(tmp, `git-${files}`);
+  await cp(src, ours, { recursive: true });
+  await cp(src, theirs, { recursive: true });
+  return { ours, theirs };
+}
+
+/** The snapshot store's policy as time travel sets it by default, and retention that never prunes during a bench. */
+export const SNAPSHOT_POLICY = { ignoreNames: [".git", "node_modules"], excludePath: (rel: string) => isCredentialPath(rel) };
+export const SNAPSHOT_RETENTION = { maxSnapshots: 100_000, maxAgeMs: 1e12, maxBytes: 1e13 };

@@ -8,12 +8,9 @@
 import { cp, mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { isCredentialPath } from "../src/guards/credentials.js";
 import { SnapshotStore } from "../src/snapshots/store.js";
-import { benchWorkspace, fmt, median, shadowGit, shadowGitCommit } from "./fixtures.js";
+import { benchWorkspace, fmt, median, shadowGit, shadowGitCommit, SNAPSHOT_POLICY as policy, SNAPSHOT_RETENTION as retention, twinCopies } from "./fixtures.js";
 
-const policy = { ignoreNames: [".git", "node_modules"], excludePath: (rel: string) => isCredentialPath(rel) };
-const retention = { maxSnapshots: 100_000, maxAgeMs: 1e12, maxBytes: 1e13 };
 
 const git = shadowGit;
 const gitStep = shadowGitCommit;
@@ -58,11 +55,7 @@ export async function run({ quick }: { quick: boolean }): Promise<string> {
   const diskRows: string[] = [];
   try {
     for (const files of sizes) {
-      const src = await benchWorkspace(files);
-      const ours = path.join(tmp, `ours-${files}`);
-      const theirs = path.join(tmp, `git-${files}`);
-      await cp(src, ours, { recursive: true });
-      await cp(src, theirs, { recursive: true });
+      const { ours, theirs } = await twinCopies(tmp, files);
       const store = new SnapshotStore(ours, path.join(tmp, `store-${files}`), policy, retention);
       let t0 = performance.now();
       await store.snapshot();

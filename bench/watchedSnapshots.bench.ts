@@ -8,14 +8,13 @@
  *   the entries that differ are rewritten (`restore(id, { changed })`), against `git reset --hard`.
  * The stat-pass variants (no live watcher) are in the `snapshots` section.
  */
-import { cp, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { createChangeTracker } from "../src/changes/index.js";
 import type { ChangeTracker } from "../src/changes/types.js";
-import { isCredentialPath } from "../src/guards/credentials.js";
 import { SnapshotStore } from "../src/snapshots/store.js";
-import { benchWorkspace, fmt, median, shadowGit, shadowGitCommit } from "./fixtures.js";
+import { fmt, median, shadowGit, shadowGitCommit, SNAPSHOT_POLICY, SNAPSHOT_RETENTION, twinCopies } from "./fixtures.js";
 
 const STEPS = 7;
 
@@ -34,12 +33,8 @@ export async function run({ quick }: { quick: boolean }): Promise<string> {
   const restoreRows: string[] = [];
   try {
     for (const files of sizes) {
-      const src = await benchWorkspace(files);
-      const ours = path.join(tmp, `ours-${files}`);
-      const theirs = path.join(tmp, `git-${files}`);
-      await cp(src, ours, { recursive: true });
-      await cp(src, theirs, { recursive: true });
-      const store = new SnapshotStore(ours, path.join(tmp, `store-${files}`), { ignoreNames: [".git", "node_modules"], excludePath: (rel: string) => isCredentialPath(rel) }, { maxSnapshots: 10_000, maxAgeMs: 1e12, maxBytes: 1e12 });
+      const { ours, theirs } = await twinCopies(tmp, files);
+      const store = new SnapshotStore(ours, path.join(tmp, `store-${files}`), SNAPSHOT_POLICY, SNAPSHOT_RETENTION);
       const first = await store.snapshot({ assign: true });
       await shadowGit(theirs, "init", "-q");
       await shadowGitCommit(theirs, "first");

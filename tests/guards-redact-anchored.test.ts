@@ -11,22 +11,10 @@ import { forEachLiteral, literalSet } from "../src/guards/redact/literals.js";
 import { TextScan, registerAnchorLiterals } from "../src/guards/redact/scan.js";
 import { redactSecrets } from "../src/guards/redact.js";
 import { VENDOR_PATTERNS } from "../src/guards/secretPatterns.js";
+import { splicedTexts } from "./helpers/splicedTexts.js";
 
-/** Deterministic texts spliced from fragments around the literals (near misses, case changes, overlaps). */
-function texts(fragments: string[], count: number): string[] {
-  let seed = 7;
-  const rnd = (n: number) => {
-    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-    return seed % n;
-  };
-  const out: string[] = [];
-  for (let i = 0; i < count; i++) {
-    let s = "";
-    for (let j = 0, n = 1 + rnd(12); j < n; j++) s += fragments[rnd(fragments.length)]!;
-    out.push(rnd(4) === 0 ? s.toUpperCase() : s);
-  }
-  return out;
-}
+/** Deterministic texts spliced from fragments (tests/helpers/splicedTexts.ts). */
+const texts = (fragments: string[], count: number) => splicedTexts(fragments, count, { seed: 7, maxPieces: 12, upperEvery: 4 });
 
 const spans = (ms: Iterable<RegExpMatchArray>) => [...ms].map((m) => [m.index, m[0]]);
 

@@ -10,21 +10,10 @@ import { XML_TAG_LEAD, firstCharMatches } from "../src/guards/redact/anchored.js
 import { MARKED_CHARS, forEachLiteral, literalSet } from "../src/guards/redact/literals.js";
 import { TextScan } from "../src/guards/redact/scan.js";
 import { redactSecrets } from "../src/guards/redact.js";
+import { splicedTexts } from "./helpers/splicedTexts.js";
 
-function texts(fragments: string[], count: number): string[] {
-  let seed = 11;
-  const rnd = (n: number) => {
-    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-    return seed % n;
-  };
-  const out: string[] = [];
-  for (let i = 0; i < count; i++) {
-    let s = "";
-    for (let j = 0, n = 1 + rnd(10); j < n; j++) s += fragments[rnd(fragments.length)]!;
-    out.push(s);
-  }
-  return out;
-}
+/** Deterministic texts spliced from fragments (tests/helpers/splicedTexts.ts). */
+const texts = (fragments: string[], count: number) => splicedTexts(fragments, count, { seed: 11, maxPieces: 10 });
 
 const MARKS = [...MARKED_CHARS];
 const INVISIBLE_RE = /[\u200B-\u200D\u2060\uFEFF\u00AD]|\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-Z\\-_]/g;

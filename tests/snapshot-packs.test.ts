@@ -5,38 +5,21 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { appendFile, mkdir, mkdtemp, readdir, readFile, rm, truncate, utimes, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { appendFile, mkdir, readdir, readFile, rm, truncate, utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { brotliDecompressSync } from "node:zlib";
-import { isCredentialPath } from "../src/guards/credentials.js";
 import { PACK_HEADER_BYTES } from "../src/snapshots/format.js";
 import { ObjectStore, PACK_MAX } from "../src/snapshots/objects.js";
-import { SnapshotStore, type RetentionPolicy } from "../src/snapshots/store.js";
+import { SnapshotStore } from "../src/snapshots/store.js";
+import { lots, policy, snapshotCases } from "./helpers/snapshotCases.js";
 
-const policy = { ignoreNames: [".git", "node_modules"], excludePath: (rel: string) => isCredentialPath(rel) };
-const lots: RetentionPolicy = { maxSnapshots: 1000, maxAgeMs: 1e12, maxBytes: 1e12 };
 const objectsModule = pathToFileURL(path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "src", "snapshots", "objects.ts")).href;
 const sha256 = (b: Buffer | string) => createHash("sha256").update(b).digest("hex");
 
-let tmp = "";
-let n = 0;
-before(async () => {
-  tmp = await mkdtemp(path.join(os.tmpdir(), "wb-packs-"));
-});
-after(async () => {
-  await rm(tmp, { recursive: true, force: true });
-});
-
-async function fresh(retention: RetentionPolicy = lots) {
-  const base = path.join(tmp, `case-${++n}`);
-  const dir = path.join(base, "ws");
-  const storeDir = path.join(base, "store");
-  await mkdir(dir, { recursive: true });
-  return { dir, storeDir, store: new SnapshotStore(dir, storeDir, policy, retention) };
-}
+const cases = snapshotCases("wb-packs-");
+const fresh = cases.fresh;
 
 async function files(d: string): Promise<string[]> {
   const out: string[] = [];

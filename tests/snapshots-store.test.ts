@@ -5,40 +5,23 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { mkdir, mkdtemp, readdir, readFile, readlink, rm, stat, symlink, writeFile } from "node:fs/promises";
-import os from "node:os";
+import { mkdir, readdir, readFile, readlink, rm, stat, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { brotliDecompressSync } from "node:zlib";
 import { TimeTravel } from "../middleware/timeTravel.js";
-import { isCredentialPath } from "../src/guards/credentials.js";
-import { diffSnapshots, SnapshotStore, type RetentionPolicy } from "../src/snapshots/index.js";
+import { diffSnapshots, SnapshotStore } from "../src/snapshots/index.js";
 import { chunkDirMap } from "../src/snapshots/store.js";
 import { chooseByCountAndAge } from "../src/snapshots/retention.js";
 import { Workspace } from "../src/workspace.js";
 import { contents } from "./helpers/files.js";
+import { lots, policy, snapshotCases } from "./helpers/snapshotCases.js";
 
 const child = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures", "snapshot-restore-child.ts");
-const policy = { ignoreNames: [".git", "node_modules"], excludePath: (rel: string) => isCredentialPath(rel) };
-const lots: RetentionPolicy = { maxSnapshots: 1000, maxAgeMs: 1e12, maxBytes: 1e12 };
 
-let tmp = "";
-let n = 0;
-before(async () => {
-  tmp = await mkdtemp(path.join(os.tmpdir(), "wb-snap-"));
-});
-after(async () => {
-  await rm(tmp, { recursive: true, force: true });
-});
-
-async function fresh(retention: RetentionPolicy = lots) {
-  const base = path.join(tmp, `case-${++n}`);
-  const dir = path.join(base, "ws");
-  const storeDir = path.join(base, "store");
-  await mkdir(dir, { recursive: true });
-  return { dir, storeDir, store: new SnapshotStore(dir, storeDir, policy, retention) };
-}
+const cases = snapshotCases("wb-snap-");
+const fresh = cases.fresh;
 
 async function countFiles(d: string): Promise<number> {
   let count = 0;
@@ -273,8 +256,8 @@ describe("snapshot store", () => {
   });
 
   test("snapshots of a remote workspace are refused with a clear message unless timeTravel.remote is on", async () => {
-    const tt = new TimeTravel(tmp, {}, { onRestored: () => undefined, report: () => undefined });
-    const ws = Workspace.forThread(tmp, "remote");
+    const tt = new TimeTravel(cases.tmp(), {}, { onRestored: () => undefined, report: () => undefined });
+    const ws = Workspace.forThread(cases.tmp(), "remote");
     await assert.rejects(tt.snapshots({ ws, host: { kind: "ssh" } as never }), /files live on another host.*set timeTravel: \{ remote: true \}/);
   });
 });
@@ -502,7 +485,7 @@ describe("crash safety of restores", () => {
       assert.deepEqual(await contents(s.dir), s.oldFiles, "the workspace is exactly the restored one");
       assert.equal(await readFile(path.join(s.dir, "node_modules", "pkg", "index.js"), "utf8"), "nm", "the ignored folder was never touched");
       assert.ok((await store.list()).some((r) => r.id === s.newId), "the state before the restore is still stored");
-      const leftovers = (await readdir(s.storeDir)).filter((x) => /^(staging|trash|restore-tmp)-/.test(x) || x === "restore.json");
+      const leftovers = (await readdir(s.storeDir)).filter((x) => /^(staging|trash|restore-cases.tmp())-/.test(x) || x === "restore.json");
       assert.deepEqual(leftovers, [], "no journal or temporary file left");
     });
   }
