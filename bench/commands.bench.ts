@@ -51,6 +51,18 @@ interface ParserUnderTest {
   commands(src: string): Set<string>;
 }
 
+/** A parser's `parse` check: true when `parseSource` takes the source without throwing. */
+function accepts(parseSource: (src: string) => unknown): (src: string) => boolean {
+  return (src) => {
+    try {
+      parseSource(src);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+}
+
 function unquote(s: string): string {
   return s.replace(/^(['"])(.*)\1$/s, "$2");
 }
@@ -66,14 +78,7 @@ function bashParser(): ParserUnderTest {
   };
   return {
     name: "bash-parser 0.5.0",
-    parse: (src) => {
-      try {
-        parse(src);
-        return true;
-      } catch {
-        return false;
-      }
-    },
+    parse: accepts((src) => parse(src)),
     commands: (src) => {
       const out = new Set<string>();
       try {
@@ -100,14 +105,7 @@ function mvdanSh(): ParserUnderTest {
       .join("");
   return {
     name: "mvdan-sh 0.10.1",
-    parse: (src) => {
-      try {
-        parser.Parse(src, "");
-        return true;
-      } catch {
-        return false;
-      }
-    },
+    parse: accepts((src) => parser.Parse(src, "")),
     commands: (src) => {
       const out = new Set<string>();
       try {

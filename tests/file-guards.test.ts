@@ -56,6 +56,25 @@ async function runAgent(turns: Call[][], opts: { middleware?: unknown[]; guards?
   return { out, state };
 }
 
+/**
+ * Two invocations of one agent (the file guards first, then `middleware`) on `threadId` with a
+ * checkpointer, so the second sees the first's state: the model makes the `first` tool turns and
+ * answers "first done", then the `second` ones and "done"; `between` runs in between. The second's output.
+ */
+async function invokeTwice(threadId: string, [first, second]: [Call[][], Call[][]], opts: { middleware?: unknown[]; between?: () => Promise<void>; again?: string } = {}) {
+  let model = fakeModel();
+  for (const calls of first) model = model.respondWithTools(calls);
+  model = model.respond(new AIMessage("first done"));
+  for (const calls of second) model = model.respondWithTools(calls);
+  model = model.respond(new AIMessage("done"));
+  const middleware = [fileGuardsMiddleware(), ...(opts.middleware ?? [])] as ReturnType<typeof fileGuardsMiddleware>[];
+  const agent = createAgent({ model, tools: createFileTools({ rootDir: root }), middleware, checkpointer: new MemorySaver() });
+  const config = { configurable: { thread_id: threadId } };
+  await agent.invoke({ messages: [new HumanMessage("read it")] }, config);
+  await opts.between?.();
+  return agent.invoke({ messages: [new HumanMessage(opts.again ?? "read it again")] }, config);
+}
+
 function toolResults(messages: BaseMessage[]): Map<string, { status: string | undefined; body: any }> {
   const map = new Map<string, { status: string | undefined; body: any }>();
   for (const m of messages) {
@@ -72,6 +91,8 @@ function toolResults(messages: BaseMessage[]): Map<string, { status: string | un
 }
 
 const read = (id: string, args: Record<string, unknown> = { path: "a.txt" }): Call => ({ name: "read_file", args, id });
+/** Reads r1–r3 of a.txt in the first invocation, r4 in the second. */
+const threeReadsThenOne = (): [Call[][], Call[][]] => [[[read("r1")], [read("r2")], [read("r3")]], [[read("r4")]]];
 
 describe("read dedup", () => {
   it("2nd identical read of an unchanged file → unchanged stub; 3rd → stub with the loop warning; 4th → blocked", async () => {
@@ -150,15 +171,7 @@ describe("read dedup", () => {
   it("state persists through the checkpointer across invocations", async () => {
     const t = await thread();
     await writeFile(path.join(t.dir, "a.txt"), "hello\n");
-    const model = fakeModel()
-      .respondWithTools([read("r1")])
-      .respond(new AIMessage("first done"))
-      .respondWithTools([read("r2")])
-      .respond(new AIMessage("done"));
-    const agent = createAgent({ model, tools: createFileTools({ rootDir: root }), middleware: [fileGuardsMiddleware()], checkpointer: new MemorySaver() });
-    const config = { configurable: { thread_id: t.id } };
-    await agent.invoke({ messages: [new HumanMessage("read it")] }, config);
-    const out = await agent.invoke({ messages: [new HumanMessage("read it again")] }, config);
+    const out = await invokeTwice(t.id, [[[read("r1")]], [[read("r2")]]]);
     assert.equal(toolResults(out.messages).get("r2")!.body.status, "unchanged");
   });
   it("parallel reads in one AIMessage are all recorded (reducer merge), and the ledger is bounded", async () => {
@@ -251,20 +264,13 @@ describe("loop detection", () => {
     const t = await thread();
     const file = path.join(t.dir, "a.txt");
     await writeFile(file, "v1\n");
-    const model = fakeModel()
-      .respondWithTools([read("r1")])
-      .respondWithTools([read("r2")])
-      .respondWithTools([read("r3")])
-      .respond(new AIMessage("first done"))
-      .respondWithTools([read("r4")])
-      .respond(new AIMessage("done"));
-    const agent = createAgent({ model, tools: createFileTools({ rootDir: root }), middleware: [fileGuardsMiddleware()], checkpointer: new MemorySaver() });
-    const config = { configurable: { thread_id: t.id } };
-    await agent.invoke({ messages: [new HumanMessage("read it")] }, config);
-    await writeFile(file, "v2, changed by someone else\n");
-    const later = new Date(Date.now() + 5_000);
-    await utimes(file, later, later);
-    const out = await agent.invoke({ messages: [new HumanMessage("read it again")] }, config);
+    const out = await invokeTwice(t.id, threeReadsThenOne(), {
+      between: async () => {
+        await writeFile(file, "v2, changed by someone else\n");
+        const later = new Date(Date.now() + 5_000);
+        await utimes(file, later, later);
+      },
+    });
     const r = toolResults(out.messages);
     assert.match(r.get("r3")!.body._warning, /3 times in a row/);
     assert.notEqual(r.get("r4")!.status, "error");
@@ -274,13 +280,6 @@ describe("loop detection", () => {
   it("a result compacted out of the conversation restarts the count", async () => {
     const t = await thread();
     await writeFile(path.join(t.dir, "a.txt"), "hello\n");
-    const model = fakeModel()
-      .respondWithTools([read("r1")])
-      .respondWithTools([read("r2")])
-      .respondWithTools([read("r3")])
-      .respond(new AIMessage("first done"))
-      .respondWithTools([read("r4")])
-      .respond(new AIMessage("done"));
     // Stands in for summarisation: before the second run's first model call, the history is
     // replaced by a summary (every earlier message removed).
     let compacted = false;
@@ -292,10 +291,7 @@ describe("loop detection", () => {
         return { messages: [new RemoveMessage({ id: "__remove_all__" }), new HumanMessage("Summary: a.txt was read three times. Read it again.")] };
       },
     });
-    const agent = createAgent({ model, tools: createFileTools({ rootDir: root }), middleware: [fileGuardsMiddleware(), compact], checkpointer: new MemorySaver() });
-    const config = { configurable: { thread_id: t.id } };
-    await agent.invoke({ messages: [new HumanMessage("read it")] }, config);
-    const out = await agent.invoke({ messages: [new HumanMessage("again")] }, config);
+    const out = await invokeTwice(t.id, threeReadsThenOne(), { middleware: [compact], again: "again" });
     const r = toolResults(out.messages);
     assert.ok(compacted && !r.has("r3"), "the earlier results are gone");
     assert.equal(r.get("r4")!.body.content, "1|hello", "read for real: the model no longer has the content");

@@ -52,7 +52,12 @@ async function swapper(linkPath: string, a: string, b: string): Promise<ChildPro
       fs.renameSync(tmp, link);
       if (n === 2) process.stdout.write("ready\\n");
     }`;
-  const child = spawn(process.execPath, ["-e", script, linkPath, a, b], { stdio: ["ignore", "pipe", "inherit"] });
+  return startSwapper(script, [linkPath, a, b]);
+}
+
+/** Runs a swapper `script` (Node, `-e`) with `args`; resolves once it reports "ready" (it has swapped). */
+async function startSwapper(script: string, args: string[]): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ["-e", script, ...args], { stdio: ["ignore", "pipe", "inherit"] });
   await new Promise<void>((resolve, reject) => {
     child.stdout!.once("data", () => resolve());
     child.once("exit", (code) => reject(new Error(`swapper exited early (${code})`)));
@@ -67,24 +72,36 @@ async function stop(child: ChildProcess): Promise<void> {
   await exited;
 }
 
+/**
+ * Runs `attempt(i)` for i = 0, 1, … up to `tries` times (fewer if MAX_MS runs out) while `child`
+ * swaps, then stops the child. Returns how many attempts ran.
+ */
+async function whileSwapping(child: ChildProcess, tries: number, attempt: (i: number) => Promise<void>): Promise<number> {
+  let ran = 0;
+  const deadline = Date.now() + MAX_MS;
+  try {
+    for (let i = 0; i < tries && Date.now() < deadline; i++) {
+      ran++;
+      await attempt(i);
+    }
+  } finally {
+    await stop(child);
+  }
+  return ran;
+}
+
 describe("race: a symlink swapped between inside and outside files", { timeout: 120_000 }, () => {
   it(`read_file through the link: ${TRIES} tries, 0 outside opens`, async (t) => {
     const child = await swapper(path.join(ws, "link.txt"), path.join(ws, "inside.txt"), path.join(outside, "secret.txt"));
     const counts = { inside: 0, refused: 0, outside: 0, tries: 0 };
     const opts = resolveFileToolOptions({ rootDir: root });
-    const deadline = Date.now() + MAX_MS;
-    try {
-      for (let i = 0; i < TRIES && Date.now() < deadline; i++) {
-        counts.tries++;
-        const { payload } = await readFileCore({ path: "link.txt" }, cfg, opts);
-        const text = JSON.stringify(payload);
-        if (text.includes(MARK)) counts.outside++;
-        else if (typeof payload.content === "string" && payload.content.includes("inside")) counts.inside++;
-        else counts.refused++;
-      }
-    } finally {
-      await stop(child);
-    }
+    counts.tries = await whileSwapping(child, TRIES, async () => {
+      const { payload } = await readFileCore({ path: "link.txt" }, cfg, opts);
+      const text = JSON.stringify(payload);
+      if (text.includes(MARK)) counts.outside++;
+      else if (typeof payload.content === "string" && payload.content.includes("inside")) counts.inside++;
+      else counts.refused++;
+    });
     t.diagnostic(`read_file race: ${JSON.stringify(counts)}`);
     assert.ok(counts.tries >= 100, `only ${counts.tries} tries ran`);
     assert.equal(counts.outside, 0, `outside file opened in ${counts.outside} of ${counts.tries} tries`);
@@ -95,17 +112,10 @@ describe("race: a symlink swapped between inside and outside files", { timeout: 
     const child = await swapper(path.join(ws, "blink.txt"), path.join(ws, "inside.txt"), path.join(outside, "secret.txt"));
     const backend = new WorkbenchBackend({ rootDir: root, threadId: "t1" });
     let outsideOpens = 0;
-    let tries = 0;
-    const deadline = Date.now() + MAX_MS;
-    try {
-      for (let i = 0; i < TRIES && Date.now() < deadline; i++) {
-        tries++;
-        const r = i % 2 ? await backend.read("/blink.txt") : await backend.readRaw("/blink.txt");
-        if (JSON.stringify(r).includes(MARK)) outsideOpens++;
-      }
-    } finally {
-      await stop(child);
-    }
+    const tries = await whileSwapping(child, TRIES, async (i) => {
+      const r = i % 2 ? await backend.read("/blink.txt") : await backend.readRaw("/blink.txt");
+      if (JSON.stringify(r).includes(MARK)) outsideOpens++;
+    });
     t.diagnostic(`backend race: ${outsideOpens} outside opens in ${tries} tries`);
     assert.equal(outsideOpens, 0);
   });
@@ -117,19 +127,12 @@ describe("race: a directory symlink swapped between an inside and an outside dir
     const opts = resolveFileToolOptions({ rootDir: root });
     let written = 0;
     let refused = 0;
-    let tries = 0;
-    const deadline = Date.now() + MAX_MS;
-    try {
-      for (let i = 0; i < TRIES && Date.now() < deadline; i++) {
-        tries++;
-        const target = i % 3 === 0 ? `d/sub${i}/f.txt` : `d/f${i}.txt`;
-        const { isError } = await writeFileCore({ path: target, content: "x\n" }, cfg, opts);
-        if (isError) refused++;
-        else written++;
-      }
-    } finally {
-      await stop(child);
-    }
+    const tries = await whileSwapping(child, TRIES, async (i) => {
+      const target = i % 3 === 0 ? `d/sub${i}/f.txt` : `d/f${i}.txt`;
+      const { isError } = await writeFileCore({ path: target, content: "x\n" }, cfg, opts);
+      if (isError) refused++;
+      else written++;
+    });
     const leaked = await readdir(path.join(outside, "dir"));
     t.diagnostic(`write_file race: ${tries} tries, ${written} written inside, ${refused} refused, ${leaked.length} entries created outside`);
     assert.deepEqual(leaked, [], `created outside: ${leaked.slice(0, 5).join(", ")}`);
@@ -150,12 +153,7 @@ async function fileLinkSwapper(name: string, outsideFile: string): Promise<Child
       fs.renameSync(tmp, name);
       if (++n === 2) process.stdout.write("ready\\n");
     }`;
-  const child = spawn(process.execPath, ["-e", script, name, outsideFile], { stdio: ["ignore", "pipe", "inherit"] });
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.once("data", () => resolve());
-    child.once("exit", (code) => reject(new Error(`swapper exited early (${code})`)));
-  });
-  return child;
+  return startSwapper(script, [name, outsideFile]);
 }
 
 describe("race: search while a file is swapped for a link to an outside file", { timeout: 180_000 }, () => {
@@ -164,17 +162,10 @@ describe("race: search while a file is swapped for a link to an outside file", {
     await mkdir(dir, { recursive: true });
     const child = await fileLinkSwapper(path.join(dir, "f.txt"), path.join(outside, "secret.txt"));
     let leaks = 0;
-    let tries = 0;
-    const deadline = Date.now() + MAX_MS;
-    try {
-      for (let i = 0; i < TRIES / 2 && Date.now() < deadline; i++) {
-        tries++;
-        const out = await runJsSearch({ target: "content", pattern: "OUTSIDE|inside", mode: "content", cwd: ws, searchPath: dir, context: 0, maxRecords: 100, timeoutMs: 5_000, maxOutputBytes: 1 << 20 });
-        if (out.lines.some((l) => l.text.includes(MARK))) leaks++;
-      }
-    } finally {
-      await stop(child);
-    }
+    const tries = await whileSwapping(child, TRIES / 2, async () => {
+      const out = await runJsSearch({ target: "content", pattern: "OUTSIDE|inside", mode: "content", cwd: ws, searchPath: dir, context: 0, maxRecords: 100, timeoutMs: 5_000, maxOutputBytes: 1 << 20 });
+      if (out.lines.some((l) => l.text.includes(MARK))) leaks++;
+    });
     t.diagnostic(`JS search race: ${leaks} outside matches in ${tries} tries`);
     assert.equal(leaks, 0);
   });
@@ -185,17 +176,10 @@ describe("race: search while a file is swapped for a link to an outside file", {
     const child = await fileLinkSwapper(path.join(dir, "f.txt"), path.join(outside, "secret.txt"));
     const tool = createSearchFilesTool({ rootDir: root });
     let leaks = 0;
-    let tries = 0;
-    const deadline = Date.now() + MAX_MS;
-    try {
-      for (let i = 0; i < TRIES / 2 && Date.now() < deadline; i++) {
-        tries++;
-        const raw = await tool.invoke({ pattern: "OUTSIDE|inside", path: "searched-rg", context: 1 }, cfg);
-        if (String(typeof raw === "string" ? raw : (raw as { content: unknown }).content).includes(MARK)) leaks++;
-      }
-    } finally {
-      await stop(child);
-    }
+    const tries = await whileSwapping(child, TRIES / 2, async () => {
+      const raw = await tool.invoke({ pattern: "OUTSIDE|inside", path: "searched-rg", context: 1 }, cfg);
+      if (String(typeof raw === "string" ? raw : (raw as { content: unknown }).content).includes(MARK)) leaks++;
+    });
     t.diagnostic(`search_files race: ${leaks} outside matches shown in ${tries} tries`);
     assert.equal(leaks, 0);
   });

@@ -28,6 +28,7 @@ import { escapeForPrintf } from "../src/snapshots/remoteWorkspace.js";
 import { createWorkbench, type Workbench } from "../src/workbench.js";
 import { docker, DOCKER, dockerUnavailable, startContainer } from "./helpers/docker.js";
 import { collectText, contents } from "./helpers/files.js";
+import { threadDir } from "./helpers/threadDir.js";
 import { sshdUnavailable, startSshd, type TestSshd } from "./helpers/sshd.js";
 
 const run = promisify(execFile);
@@ -238,9 +239,7 @@ describe("remote listing and restore plan (pure)", () => {
 
 describe("remote restore never leaves the workspace", () => {
   test("a symlink made where a directory was is replaced, not written through", async () => {
-    const root = path.join(tmp, "hostile");
-    const threadId = "t-hostile";
-    const dir = path.join(root, threadId);
+    const { root, threadId, dir } = await threadDir(tmp, "hostile");
     const outside = path.join(tmp, "outside");
     await mkdir(outside, { recursive: true });
     await mkdir(path.join(dir, "h"), { recursive: true });
@@ -268,10 +267,7 @@ describe("remote restore never leaves the workspace", () => {
   });
 
   test("a symlink in the remote workspace is recorded as a link in the mirror, never followed on the host", async () => {
-    const root = path.join(tmp, "links");
-    const threadId = "t-links";
-    const dir = path.join(root, threadId);
-    await mkdir(dir, { recursive: true });
+    const { root, threadId, dir } = await threadDir(tmp, "links");
     const secret = path.join(tmp, "host-secret.txt");
     await writeFile(secret, "HOST ONLY\n");
     await symlink(secret, path.join(dir, "leak"));

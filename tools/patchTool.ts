@@ -20,7 +20,6 @@ import {
   assertWritableTarget,
   errorPayload,
   FileToolError,
-  defineFileTool,
   openGuardFor,
   recheckAfterRead,
   resolveFileTarget,
@@ -30,6 +29,7 @@ import {
   type FileToolOptions,
   type ResolvedFileToolOptions,
 } from "./fileToolSupport.js";
+import { fileToolFromCore } from "./fileToolFromCore.js";
 import type { FileToolTarget } from "../src/context/probes.js";
 import { workspaceFromConfig } from "../src/context/thread.js";
 import { assertWriteAccess, guardWriteContent, writeHoldingLock } from "./writeFile.js";
@@ -309,7 +309,7 @@ export function createPatchTool(options: FileToolOptions = {}) {
 
 /** The same tool over options already resolved (createFileTools shares one set between its tools). */
 export function patchToolFrom(opts: ResolvedFileToolOptions) {
-  return defineFileTool({
+  return fileToolFromCore(opts, {
     name: "patch",
     description:
       'Edit files. mode "replace" (default): path + old_string + new_string (+ replace_all) — old_string is copied from the file without "N|" gutters; ' +
@@ -317,7 +317,7 @@ export function patchToolFrom(opts: ResolvedFileToolOptions) {
       'mode "patch": a V4A multi-file patch (Update/Add/Delete/Move File), checked completely before anything is written — all or nothing. ' +
       "Returns JSON with a unified diff. Several matches → the locations; no match → the closest regions.",
     schema: patchSchema,
-    run: async (args, config) => patchCore(args, config, await threadFileOptions(opts, config)),
+    core: patchCore,
     probe: {
       kind: "write",
       targets: async (args, config) => {

@@ -21,20 +21,17 @@ import { extractPdfPages, PdfReadError, type PdfPages } from "../src/media/pdf.j
 import { imageBlock, openForRead, renderPdfPages } from "../src/media/read.js";
 import {
   accessPolicyFor,
-  errorPayload,
   FileToolError,
   openGuardFor,
-  probeTarget,
   recheckAfterRead,
-  defineFileTool,
   resolveFileTarget,
   resolveFileToolOptions,
-  threadFileOptions,
   type FileTarget,
   type FileToolOptions,
   type FileToolOutcome,
   type ResolvedFileToolOptions,
 } from "./fileToolSupport.js";
+import { failedOutcome, fileToolFromCore, pathArgTargets } from "./fileToolFromCore.js";
 import { FileToolCaches } from "./lineCounts.js";
 
 export const READ_DEFAULT_LIMIT = LIMITS.readDefaultLines;
@@ -327,7 +324,7 @@ export async function readFileCore(
     }
     return { payload, isError: false };
   } catch (err) {
-    return { payload: errorPayload(err, target?.ws, target?.display), isError: true };
+    return failedOutcome(err, target);
   }
 }
 
@@ -341,7 +338,7 @@ export function createReadFileTool(options: FileToolOptions = {}) {
 
 /** The same tool over options already resolved (createFileTools shares one set between its tools). */
 export function readFileToolFrom(opts: ResolvedFileToolOptions) {
-  return defineFileTool({
+  return fileToolFromCore(opts, {
     name: "read_file",
     description:
       `Read a text file. Returns JSON: "content" as numbered lines "N|text" (the "N|" gutter is not part of the file — never copy it into write_file or patch), ` +
@@ -350,14 +347,14 @@ export function readFileToolFrom(opts: ResolvedFileToolOptions) {
       `PNG, JPEG, GIF and WebP images come back as an image block you can look at; a PDF comes back as text, offset and limit counting pages (up to ${LIMITS.pdfPagesPerRead} per call). ` +
       "Other binary files, devices, credential files (.env, keys) are refused; secrets are shown masked as «redacted…».",
     schema: readFileSchema,
-    run: async (args, config) => readFileCore(args, config, await threadFileOptions(opts, config)),
+    core: readFileCore,
     probe: {
       kind: "read",
       window: (args) => {
         const w = clampWindow((args ?? {}) as { offset?: unknown; limit?: unknown });
         return `${w.offset}:${w.limit}`;
       },
-      targets: (args, config) => probeTarget((args as { path?: unknown })?.path, config, opts),
+      targets: pathArgTargets(opts),
     },
   });
 }

@@ -15,7 +15,7 @@ import { urlKey, type ExtractedPage, type VendorOptions } from "../src/web/commo
 import type { FetchBackendOptions } from "../src/web/fetchBackend.js";
 import type { FirecrawlBackendOptions } from "../src/web/vendors/firecrawl.js";
 import type { ParallelBackendOptions } from "../src/web/vendors/parallel.js";
-import { createWebDebugLog, type DebugUrlRecord, type WebDebugOptions } from "../src/web/debug.js";
+import { createWebDebugLog, type DebugCallRecord, type DebugUrlRecord, type WebDebugOptions } from "../src/web/debug.js";
 import { stripDataImages } from "../src/web/htmlToMarkdown.js";
 import { scrubSecrets, type RetryPolicy } from "../src/web/retry.js";
 import type { ToolMessage } from "@langchain/core/messages";
@@ -287,18 +287,32 @@ export function createWebTools(options: WebToolsOptions = {}): StructuredTool[] 
 
 type Chosen = { backend: WebBackend; reason: string };
 
+/** One call in the debug log (when it is on): what every tool's entry has, then the tool's own `outcome` fields. */
+function recordCall(
+  setup: WebSetup,
+  tool: string,
+  started: number,
+  chosen: Chosen,
+  parameters: DebugCallRecord["parameters"],
+  outcome: Pick<DebugCallRecord, "result_count" | "urls" | "error">,
+): Promise<void> | undefined {
+  return setup.debug?.record({
+    tool,
+    started_at: new Date(started).toISOString(),
+    duration_ms: Date.now() - started,
+    parameters,
+    backend: chosen.backend.name,
+    backend_reason: chosen.reason,
+    ...outcome,
+  });
+}
+
 function webSearchTool(setup: WebSetup, chosen: Chosen): StructuredTool {
   const webSearch = tool(
     neverThrows("web_search", setup.secrets, async (input: z.infer<typeof searchInput>, runtime: unknown) => {
       const started = Date.now();
       const result = await runSearch(input, chosen.backend, contextOf(runtime), setup.secrets);
-      await setup.debug?.record({
-        tool: "web_search",
-        started_at: new Date(started).toISOString(),
-        duration_ms: Date.now() - started,
-        parameters: { query: input.query, limit: input.limit },
-        backend: chosen.backend.name,
-        backend_reason: chosen.reason,
+      await recordCall(setup, "web_search", started, chosen, { query: input.query, limit: input.limit }, {
         result_count: "data" in result ? result.data.web.length : 0,
         error: "error" in result ? result.error : undefined,
       });
@@ -330,13 +344,7 @@ function webExtractTool(setup: WebSetup, chosen: Chosen): StructuredTool {
     neverThrows("web_extract", setup.secrets, async (input: z.infer<typeof extractInput>, runtime: unknown) => {
       const started = Date.now();
       const { output, records } = await runExtract(input, maxUrls, chosen.backend, setup.deps, contextOf(runtime));
-      await setup.debug?.record({
-        tool: "web_extract",
-        started_at: new Date(started).toISOString(),
-        duration_ms: Date.now() - started,
-        parameters: { urls: input.urls, summarize: input.summarize },
-        backend: chosen.backend.name,
-        backend_reason: chosen.reason,
+      await recordCall(setup, "web_extract", started, chosen, { urls: input.urls, summarize: input.summarize }, {
         result_count: records.length,
         urls: records,
         error: "error" in output ? output.error : undefined,

@@ -16,19 +16,16 @@ import { fromLf, toLf, type TextConventions } from "../src/patch/lineEndings.js"
 import {
   accessPolicyFor,
   assertWritableTarget,
-  errorPayload,
   FileToolError,
   openGuardFor,
-  probeTarget,
   realTargetPath,
-  defineFileTool,
   resolveFileTarget,
   resolveFileToolOptions,
-  threadFileOptions,
   type FileTarget,
   type FileToolOptions,
   type ResolvedFileToolOptions,
 } from "./fileToolSupport.js";
+import { failedOutcome, fileToolFromCore, pathArgTargets } from "./fileToolFromCore.js";
 
 export const writeFileSchema = z.object({
   path: z.string().describe('The file to create or overwrite, relative to the workspace root, e.g. "notes/plan.md". Missing parent directories are created.'),
@@ -126,7 +123,7 @@ export async function writeFileCore(args: WriteFileArgs, config: unknown, opts: 
     if (result.conventions?.bom) payload.bom = "kept from the existing file";
     return { payload, isError: false };
   } catch (err) {
-    return { payload: errorPayload(err, target?.ws, target?.display), isError: true };
+    return failedOutcome(err, target);
   }
 }
 
@@ -140,14 +137,14 @@ export function createWriteFileTool(options: FileToolOptions = {}) {
 
 /** The same tool over options already resolved (createFileTools shares one set between its tools). */
 export function writeFileToolFrom(opts: ResolvedFileToolOptions) {
-  return defineFileTool({
+  return fileToolFromCore(opts, {
     name: "write_file",
     description:
       "Create or overwrite a whole text file (atomic; parent directories are created; an existing file keeps its CRLF line endings and BOM). " +
       'Send the full plain content — never read_file\'s "N|" gutters or «redacted…» markers. For a small change to an existing file prefer patch. ' +
       "Returns JSON with bytes_written and dirs_created.",
     schema: writeFileSchema,
-    run: async (args, config) => writeFileCore(args, config, await threadFileOptions(opts, config)),
-    probe: { kind: "write", targets: (args, config) => probeTarget((args as { path?: unknown })?.path, config, opts) },
+    core: writeFileCore,
+    probe: { kind: "write", targets: pathArgTargets(opts) },
   });
 }

@@ -8,6 +8,7 @@ import { fork, type ChildProcess } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { seededRandom } from "./seededRandom.js";
 
 const WORKER = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "fixtures", "pg-worker.ts");
 
@@ -168,18 +169,6 @@ export interface LoadResult {
   turnLatencies: number[];
   /** Per model step: ms between consecutive model calls of a turn (tool + middleware + checkpoint writes). */
   stepLatencies: number[];
-}
-
-/** A small seeded PRNG (mulberry32), so a failing routing can be replayed. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /**
