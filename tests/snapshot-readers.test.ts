@@ -47,7 +47,7 @@ test("a list worker's read reads only the regular file listed", async () => {
   const { batch, data } = await readListedFiles(1, tmp, [{ rel: "hostile", names, stats }]);
   const results = names.map((_, k) => readResultAt(batch, k));
   assert.deepEqual(results.slice(1), ["changed-while-read", "changed-while-read", "changed-while-read", "gone"]);
-  const plain = results[0] as [string, number, number];
+  const plain = results[0] as [string, number, number, number];
   assert.equal(data.toString("utf8", 0, plain[1]), "content of plain\n");
   assert.equal(data.length, listed.get("plain")!.size + listed.get("swapped")!.size + listed.get("linked")!.size + listed.get("fifo")!.size + listed.get("gone")!.size);
 });

@@ -33,6 +33,8 @@ export interface ListedEntry {
   ino: number;
   dev: number;
   blocks: number;
+  /** The inode change time (moves on every write, chmod, link or rename; the agent cannot set it). */
+  ctimeMs: number;
 }
 
 /** One directory of the listing (parents come before their children). */
@@ -42,6 +44,8 @@ export interface ListedDir {
   sig: string;
   /** Undefined when `sig` is the one the caller said it knows: nothing there changed. */
   entries: ListedEntry[] | undefined;
+  /** The directory's ctime right after it was read (moves when an entry is added, removed or renamed). */
+  ctimeMs: number;
 }
 
 export interface TreeListing {
@@ -53,7 +57,7 @@ export interface TreeListing {
 /** Directories deeper than this below the start are not descended into (each level holds a descriptor). */
 export const MAX_LIST_DEPTH = 512;
 
-const FIELDS = 8; // kind, utf8 flag, size, mtimeMs, mode, ino, dev, blocks
+const FIELDS = 9; // kind, utf8 flag, size, mtimeMs, mode, ino, dev, blocks, ctimeMs
 
 // CommonJS or ES module (an eval worker inherits the parent's --input-type): no top-level import.
 const WORKER_SOURCE = `
@@ -67,22 +71,23 @@ ${WORKER_DIR_WALK}
   // ---- reads: files of directories reached from the root by O_NOFOLLOW descriptors -----------
   // File i of dir d into data at "at": opened O_NOFOLLOW | O_NONBLOCK, read only when its fstat
   // is the regular file listed (same device and inode), at most the listed size; hashed here.
-  // Results as the blob worker's: hashes[k], nums[2k] bytes read (or a negative code), nums[2k + 1] mtimeMs.
+  // Results as the blob worker's: hashes[k], nums[3k] bytes read (or a negative code), nums[3k + 1] mtimeMs, nums[3k + 2] ctimeMs.
   const readInto = (via, d, i, data, at, out, k) => {
     let fd;
     try { fd = fs.openSync(via + "/" + d.names[i], FILE); }
-    catch (e) { out.nums[2 * k] = e && e.code === "ELOOP" ? -1 : e && e.code === "ENOENT" ? -3 : -2; return 0; }
+    catch (e) { out.nums[3 * k] = e && e.code === "ELOOP" ? -1 : e && e.code === "ENOENT" ? -3 : -2; return 0; }
     try {
       const st = fs.fstatSync(fd);
-      if (!st.isFile() || st.ino !== d.stats[3 * i] || st.dev !== d.stats[3 * i + 1]) { out.nums[2 * k] = -1; return 0; }
+      if (!st.isFile() || st.ino !== d.stats[3 * i] || st.dev !== d.stats[3 * i + 1]) { out.nums[3 * k] = -1; return 0; }
       const size = Math.min(st.size, d.stats[3 * i + 2]);
       let got = 0;
       while (got < size) { const n = fs.readSync(fd, data, at + got, size - got, got); if (n === 0) break; got += n; }
       out.hashes[k] = createHash("sha256").update(data.subarray(at, at + got)).digest("hex");
-      out.nums[2 * k] = got;
-      out.nums[2 * k + 1] = st.mtimeMs;
+      out.nums[3 * k] = got;
+      out.nums[3 * k + 1] = st.mtimeMs;
+      out.nums[3 * k + 2] = st.ctimeMs;
       return got;
-    } catch { out.hashes[k] = ""; out.nums[2 * k] = -2; return 0; }
+    } catch { out.hashes[k] = ""; out.nums[3 * k] = -2; return 0; }
     finally { fs.closeSync(fd); }
   };
   const readFiles = (msg) => {
@@ -91,12 +96,12 @@ ${WORKER_DIR_WALK}
     for (const d of msg.dirs) { count += d.names.length; for (let i = 0; i < d.names.length; i++) total += d.stats[3 * i + 2]; }
     // Its own ArrayBuffer (not the pool's): transferred, not copied.
     const data = Buffer.allocUnsafeSlow(total);
-    const out = { hashes: new Array(count).fill(""), nums: new Float64Array(2 * count) };
+    const out = { hashes: new Array(count).fill(""), nums: new Float64Array(3 * count) };
     let at = 0;
     let k = 0;
     for (const d of msg.dirs) {
       let held;
-      try { held = openDir(msg.root, d.rel); } catch { for (let i = 0; i < d.names.length; i++) out.nums[2 * k++] = -3; continue; }
+      try { held = openDir(msg.root, d.rel); } catch { for (let i = 0; i < d.names.length; i++) out.nums[3 * k++] = -3; continue; }
       try {
         const via = viaFd ? "/proc/self/fd/" + held.fd : held.real;
         for (let i = 0; i < d.names.length; i++) at += readInto(via, d, i, data, at, out, k++);
@@ -147,7 +152,7 @@ ${WORKER_DIR_WALK}
           else {
             kind = s.isFile() ? 0 : 1;
             nums[o + 2] = s.size; nums[o + 3] = s.mtimeMs; nums[o + 4] = s.mode & 0o7777;
-            nums[o + 5] = s.ino; nums[o + 6] = s.dev; nums[o + 7] = s.blocks || 0;
+            nums[o + 5] = s.ino; nums[o + 6] = s.dev; nums[o + 7] = s.blocks || 0; nums[o + 8] = s.ctimeMs;
           }
         }
         if (kind === 2 && utf8) subdirs.push(name);
@@ -162,7 +167,10 @@ ${WORKER_DIR_WALK}
       }
       for (const [i, raw] of raws) h.update(raw).update(String(i));
       const sig = h.digest("base64");
-      dirs.push(known.get(rel) === sig ? { rel, sig, subdirs } : { rel, sig, subdirs, names, nums, raws });
+      // Read after the entries: a directory changed while (or after) it was read shows a later ctime.
+      let ctime = 0;
+      try { ctime = fs.fstatSync(fd).ctimeMs; } catch {}
+      dirs.push(known.get(rel) === sig ? { rel, sig, ctime, subdirs } : { rel, sig, ctime, subdirs, names, nums, raws });
       listed += names.length + 1;
       if (msg.port && listed >= msg.chunk) send(false);
       for (const name of subdirs) {
@@ -190,7 +198,7 @@ ${WORKER_DIR_WALK}
 })();
 `;
 
-type RawDir = { rel: string; sig: string; subdirs: string[]; names?: string[]; nums?: Float64Array; raws?: [number, Uint8Array][] };
+type RawDir = { rel: string; sig: string; ctime: number; subdirs: string[]; names?: string[]; nums?: Float64Array; raws?: [number, Uint8Array][] };
 
 interface Reply {
   id: number;
@@ -255,7 +263,7 @@ async function list(
 }
 
 function toListed(d: RawDir): ListedDir {
-  if (!d.names || !d.nums) return { rel: d.rel, sig: d.sig, entries: undefined };
+  if (!d.names || !d.nums) return { rel: d.rel, sig: d.sig, entries: undefined, ctimeMs: d.ctime };
   const raws = new Map((d.raws ?? []).map(([i, b]) => [i, Buffer.from(b)]));
   const entries: ListedEntry[] = [];
   for (let i = 0; i < d.names.length; i++) {
@@ -271,12 +279,13 @@ function toListed(d: RawDir): ListedDir {
       ino: d.nums[o + 5]!,
       dev: d.nums[o + 6]!,
       blocks: d.nums[o + 7]!,
+      ctimeMs: d.nums[o + 8]!,
     };
     const raw = raws.get(i);
     if (raw) entry.raw = raw;
     entries.push(entry);
   }
-  return { rel: d.rel, sig: d.sig, entries };
+  return { rel: d.rel, sig: d.sig, entries, ctimeMs: d.ctime };
 }
 
 /**

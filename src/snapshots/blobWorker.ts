@@ -329,22 +329,23 @@ ${WORKER_DIR_WALK}
   };
   // File i of dir d: opened O_NOFOLLOW | O_NONBLOCK relative to the held directory, read only when
   // its fstat is the regular file listed (same device and inode), at most the listed size.
-  // Results: out.hashes[k], out.nums[2k] = bytes read (or a negative code), out.nums[2k + 1] = mtimeMs.
+  // Results: out.hashes[k], out.nums[3k] = bytes read (or a negative code), out.nums[3k + 1] = mtimeMs, out.nums[3k + 2] = ctimeMs.
   const readOne = (msg, via, d, i, out, k) => {
     let fd;
     try { fd = fs.openSync(via + "/" + d.names[i], FILE); }
-    catch (e) { out.nums[2 * k] = e && e.code === "ELOOP" ? CHANGED : e && e.code === "ENOENT" ? GONE : UNREADABLE; return; }
+    catch (e) { out.nums[3 * k] = e && e.code === "ELOOP" ? CHANGED : e && e.code === "ENOENT" ? GONE : UNREADABLE; return; }
     try {
       const st = fs.fstatSync(fd);
-      if (!st.isFile() || st.ino !== d.stats[3 * i] || st.dev !== d.stats[3 * i + 1]) { out.nums[2 * k] = CHANGED; return; }
+      if (!st.isFile() || st.ino !== d.stats[3 * i] || st.dev !== d.stats[3 * i + 1]) { out.nums[3 * k] = CHANGED; return; }
       const size = Math.min(st.size, d.stats[3 * i + 2]);
       const buf = Buffer.allocUnsafe(size);
       let got = 0;
       while (got < size) { const n = fs.readSync(fd, buf, got, size - got, got); if (n === 0) break; got += n; }
       out.hashes[k] = store(msg, got === size ? buf : buf.subarray(0, got));
-      out.nums[2 * k] = got;
-      out.nums[2 * k + 1] = st.mtimeMs;
-    } catch { out.hashes[k] = ""; out.nums[2 * k] = UNREADABLE; }
+      out.nums[3 * k] = got;
+      out.nums[3 * k + 1] = st.mtimeMs;
+      out.nums[3 * k + 2] = st.ctimeMs;
+    } catch { out.hashes[k] = ""; out.nums[3 * k] = UNREADABLE; }
     finally { fs.closeSync(fd); }
   };
   // A restore's entry: the blob's raw bytes to a temporary file in the store, modes and mtime set,
@@ -410,7 +411,7 @@ ${WORKER_DIR_WALK}
         const data = Buffer.from(msg.data.buffer, msg.data.byteOffset, msg.data.byteLength);
         let at = 0;
         msg.hashes.forEach((h, i) => {
-          const len = msg.nums[2 * i];
+          const len = msg.nums[3 * i];
           if (len < 0) return;
           store(msg, data.subarray(at, at + len), h);
           at += len;
@@ -428,11 +429,11 @@ ${WORKER_DIR_WALK}
       }
       let total = 0;
       for (const d of msg.dirs) total += d.names.length;
-      const out = { hashes: new Array(total).fill(""), nums: new Float64Array(2 * total) };
+      const out = { hashes: new Array(total).fill(""), nums: new Float64Array(3 * total) };
       let k = 0;
       for (const d of msg.dirs) {
         let held;
-        try { held = openDir(msg.root, d.rel); } catch { for (let i = 0; i < d.names.length; i++) out.nums[2 * k++] = GONE; continue; }
+        try { held = openDir(msg.root, d.rel); } catch { for (let i = 0; i < d.names.length; i++) out.nums[3 * k++] = GONE; continue; }
         try {
           const via = viaFd ? "/proc/self/fd/" + held.fd : held.real;
           for (let i = 0; i < d.names.length; i++) readOne(msg, via, d, i, out, k++);
@@ -469,13 +470,13 @@ export interface FileToRead {
   size: number;
 }
 
-/** A stored file (`[hash, bytes read, mtimeMs]`) or why it was not read. */
-export type ReadResult = [string, number, number] | "changed-while-read" | "unreadable" | "gone";
+/** A stored file (`[hash, bytes read, mtimeMs, ctimeMs]`, the times of the descriptor read) or why it was not read. */
+export type ReadResult = [string, number, number, number] | "changed-while-read" | "unreadable" | "gone";
 
 /**
  * The results of one read request, one column each (no object per file on either side of the
- * message): file k (in request order) has `hashes[k]`, `nums[2k]` bytes read or a negative
- * {@link READ_CODES} index, `nums[2k + 1]` its mtimeMs.
+ * message): file k (in request order) has `hashes[k]`, `nums[3k]` bytes read or a negative
+ * {@link READ_CODES} index, `nums[3k + 1]` its mtimeMs, `nums[3k + 2]` its ctimeMs.
  */
 export interface ReadBatch {
   hashes: string[];
@@ -485,9 +486,9 @@ const READ_CODES = ["changed-while-read", "unreadable", "gone"] as const;
 
 /** File k of a batch as a {@link ReadResult}. */
 export function readResultAt(batch: ReadBatch, k: number): ReadResult {
-  const n = batch.nums[2 * k];
+  const n = batch.nums[3 * k];
   if (n === undefined) return "unreadable";
-  return n < 0 ? (READ_CODES[-n - 1] ?? "unreadable") : [batch.hashes[k]!, n, batch.nums[2 * k + 1]!];
+  return n < 0 ? (READ_CODES[-n - 1] ?? "unreadable") : [batch.hashes[k]!, n, batch.nums[3 * k + 1]!, batch.nums[3 * k + 2]!];
 }
 
 /** A directory's files to read, one column each: `stats` holds ino, dev and size per file. */
