@@ -132,6 +132,16 @@ function lastAiMessageId(messages: BaseMessage[] | undefined): string | undefine
   return undefined;
 }
 
+/**
+ * A baseline being recorded in the background and the snapshots queued behind it. `command`: a
+ * tool whose changes are unknown ran during it (without waiting: the store marks what changed
+ * from then on as changed while taken); every later tool of the look waits for it to drain.
+ */
+interface Look {
+  chain: Promise<unknown>;
+  command?: boolean;
+}
+
 /** What the FileManager gives time travel to reach a thread. */
 export interface TimeTravelThread {
   ws: Workspace;
@@ -164,7 +174,7 @@ export class TimeTravel {
    * their tools wrote right away and name a pending id, committed in order once the baseline is.
    * The entry goes when the chain has drained.
    */
-  private readonly looks = new Map<string, { chain: Promise<unknown> }>();
+  private readonly looks = new Map<string, Look>();
   /** Threads on other machines are snapshotted with `timeTravel.remote`; else skipped (reported once if the app configured time travel). */
   private readonly remote: boolean;
   private warnedRemote: boolean;
@@ -299,9 +309,10 @@ export class TimeTravel {
         const cursor = this.cursorOf(t);
         // With a live watcher, what it listed plus the directories the restore touches are looked at, not every file.
         const drift = this.drift(t);
-        const { kept } = await store.restore(want, drift === "all" ? {} : { changed: drift?.paths ?? [] });
+        const { kept, changedWhileTaken } = await store.restore(want, drift === "all" ? {} : { changed: drift?.paths ?? [] });
         this.setMark(t, cursor);
         if (kept) this.hooks.report(new Error(`restoring snapshot ${want} left ${kept.length} path(s) as they are, because an entry time travel does not record holds the name: ${kept.slice(0, 5).join(", ")}`), threadId);
+        if (changedWhileTaken) this.hooks.report(new Error(`snapshot ${want} was taken while a command ran, so ${changedWhileTaken.length} path(s) may hold what the command made of them rather than what was there before: ${changedWhileTaken.slice(0, 5).join(", ")}`), threadId);
         this.stepOfHead.delete(threadId);
         this.hooks.onRestored(t.ws);
         return state._workspaceSnapshot ? { restored: true } : { _workspaceSnapshot: this.ref(want), restored: true };
@@ -328,7 +339,7 @@ export class TimeTravel {
       store.openLook(false);
       this.hooks.report(error, threadId);
     });
-    const entry = { chain: done as Promise<unknown> };
+    const entry: Look = { chain: done as Promise<unknown> };
     this.looks.set(threadId, entry);
     void done.then(() => this.dropDrained(threadId, entry, done));
   }
@@ -339,7 +350,7 @@ export class TimeTravel {
   }
 
   /** Runs `fn` after the look `entry` of `threadId` and every snapshot queued behind it. */
-  private afterLook<T>(entry: { chain: Promise<unknown> }, threadId: string, fn: () => Promise<T>): Promise<T> {
+  private afterLook<T>(entry: Look, threadId: string, fn: () => Promise<T>): Promise<T> {
     const run = entry.chain.then(fn);
     const link = run.catch(() => undefined);
     entry.chain = link;
@@ -347,7 +358,7 @@ export class TimeTravel {
     return run;
   }
 
-  private dropDrained(threadId: string, entry: { chain: Promise<unknown> }, link: Promise<unknown>): void {
+  private dropDrained(threadId: string, entry: Look, link: Promise<unknown>): void {
     if (entry.chain === link && this.looks.get(threadId) === entry) this.looks.delete(threadId);
   }
 
@@ -359,7 +370,7 @@ export class TimeTravel {
     store: ThreadSnapshots,
     t: TimeTravelThread,
     what: "all" | { paths: string[] },
-    look: { reason?: "scan" | "baseline"; background?: boolean } = {},
+    look: { reason?: "scan" | "baseline"; background?: boolean; alias?: string } = {},
   ): Promise<string> {
     // A full look is worth a mark only with a watcher already live (its ready time is a fraction
     // of a full pass: 0.4 s at 100k files); else the next run would pay the full pass again.
@@ -368,6 +379,7 @@ export class TimeTravel {
     const id = await store.snapshot({
       reason: look.reason ?? "scan",
       assign: true,
+      ...(look.alias !== undefined ? { alias: look.alias } : {}),
       ...(what === "all" ? { background: look.background === true } : { paths: what.paths, statCache: true }),
     });
     this.setMark(t, cursor);
@@ -441,16 +453,25 @@ export class TimeTravel {
       return undefined;
     });
     const paths = changedPathsOf(ctx);
-    // During a look: a tool whose paths are known has their pre-images recorded before it runs;
-    // any other waits for the look (what it may change must be recorded first, or a rewind past
-    // it could not bring those files back).
+    // During a look: a tool whose paths are known has their pre-images recorded before it runs.
+    // The first tool whose changes are unknown (`run_command`) runs without waiting: from now on
+    // the store marks every entry it reads changed (by ctime) as changed while taken, so a
+    // rewind past the command names what it may not bring back exactly. Any later tool of the
+    // look waits for it (a pre-image captured after the command would not be the baseline's).
     let early = false;
-    if (store && !ctx.readOnly && this.looks.has(threadId)) {
-      const before = paths ? await store.capture(paths) : undefined;
-      if (before) {
-        store.protectBaseline(before);
-        early = true;
-      } else await this.drained(threadId);
+    let command: Look | undefined;
+    const look = this.looks.get(threadId);
+    if (store && !ctx.readOnly && look) {
+      if (!look.command && !paths && store.flagChangesFrom(Date.now())) {
+        look.command = true;
+        command = look;
+      } else {
+        const before = paths && !look.command ? await store.capture(paths) : undefined;
+        if (before && !look.command) {
+          store.protectBaseline(before);
+          early = true;
+        } else await this.drained(threadId);
+      }
     }
     const synced = state ? await this.sync(state, t, { step, call }) : undefined;
     // Read right before the tool: whatever the watcher lists after it may be the tool's doing.
@@ -458,6 +479,11 @@ export class TimeTravel {
     const result = await next(ctx);
     if (ctx.readOnly || !store) return synced?._workspaceSnapshot ? withStateUpdate(result, { _workspaceSnapshot: synced._workspaceSnapshot }) : result;
     try {
+      if (command) {
+        const id = await this.afterCommandDuringLook(store, t, command, cursor);
+        this.noteStep(threadId, step, call);
+        return withStateUpdate(result, { _workspaceSnapshot: this.ref(id) });
+      }
       if (early && paths && this.looks.has(threadId)) {
         const after = await store.capture(paths);
         // Still behind the look (the chain may have drained during the capture: then the
@@ -485,16 +511,36 @@ export class TimeTravel {
    * live watcher that settles, only what it listed since the last full look is re-read; else
    * every file is stat'ed and the mark moves to `cursor` (read before the tool).
    */
-  private async afterUnknownTool(store: ThreadSnapshots, t: TimeTravelThread, cursor: { tracker: ChangeTracker; cursor: number } | undefined): Promise<string> {
+  private async afterUnknownTool(store: ThreadSnapshots, t: TimeTravelThread, cursor: { tracker: ChangeTracker; cursor: number } | undefined, alias?: string): Promise<string> {
+    const named = alias !== undefined ? { alias } : {};
     if (await this.settle(t)) {
       const drift = this.drift(t);
-      if (drift !== "all") return drift ? this.recordFiles(store, t, drift) : store.snapshot({ paths: [], assign: true });
+      if (drift !== "all") return drift ? this.recordFiles(store, t, drift, named) : store.snapshot({ paths: [], assign: true, ...named });
     }
     // The watcher may have gone live while the tool ran: a cursor read now still precedes the pass.
     const mark = cursor ?? this.cursorOf(t);
-    const id = await store.snapshot({ assign: true });
+    const id = await store.snapshot({ assign: true, ...named });
     this.setMark(t, mark);
     return id;
+  }
+
+  /**
+   * The snapshot after a tool that ran during the look without waiting: queued behind the look
+   * under a pending id (the look's records are committed first, marking what changed from the
+   * tool's start); or, when the look drained meanwhile, taken now. Either way the mark ends here.
+   */
+  private async afterCommandDuringLook(store: ThreadSnapshots, t: TimeTravelThread, look: Look, cursor: { tracker: ChangeTracker; cursor: number } | undefined): Promise<string> {
+    const threadId = t.ws.threadId;
+    if (this.looks.get(threadId) !== look) {
+      store.flagChangesFrom(undefined);
+      return this.afterUnknownTool(store, t, cursor);
+    }
+    const alias = pendingSnapshotId();
+    void this.afterLook(look, threadId, () => {
+      store.flagChangesFrom(undefined);
+      return this.afterUnknownTool(store, t, cursor, alias);
+    }).catch((error: unknown) => this.hooks.report(error, threadId));
+    return alias;
   }
 
   /** Waits (bounded) until the thread's watcher has delivered every change made so far. */

@@ -131,6 +131,36 @@ describe("snapshot store", () => {
     assert.match(diff.diff, /-file 3\n\+changed/);
   });
 
+  test("a background look names what changed (by ctime) from the time a command started beside it, in every record until told to stop; a restore says so", async () => {
+    const { dir, store } = await fresh();
+    await mkdir(path.join(dir, "old"), { recursive: true });
+    await writeFile(path.join(dir, "old", "kept.txt"), "before the command\n");
+    await writeFile(path.join(dir, "edited.txt"), "before\n");
+    assert.equal(store.flagChangesFrom(Date.now()), false, "no look open: the caller must wait instead");
+    await new Promise((r) => setTimeout(r, 60)); // Past the ctime slack.
+    const at = Date.now();
+    // What the command did before the look read the files.
+    await writeFile(path.join(dir, "edited.txt"), "after\n");
+    await writeFile(path.join(dir, "made.txt"), "made\n");
+    await symlink("made.txt", path.join(dir, "link"));
+    const look = store.snapshot({ background: true, reason: "baseline" });
+    assert.equal(store.flagChangesFrom(at), true);
+    const baseline = await look;
+    await writeFile(path.join(dir, "later.txt"), "later\n");
+    const queued = await store.snapshot({ paths: [path.join(dir, "later.txt")] });
+    store.flagChangesFrom(undefined);
+    await writeFile(path.join(dir, "last.txt"), "last\n");
+    const exact = await store.snapshot();
+    const info = new Map((await store.list()).map((x) => [x.id, x]));
+    assert.deepEqual(info.get(baseline)!.changedWhileTaken, ["./", "edited.txt", "link", "made.txt"], "the root (entries came), the edit, the new file and link; not old/ or old/kept.txt");
+    assert.equal(info.get(baseline)!.changedWhileTakenCount, 4);
+    assert.deepEqual(info.get(queued)!.changedWhileTaken, ["./", "edited.txt", "later.txt", "link", "made.txt"], "a snapshot before the mark ends names them too, and what it read changed since");
+    assert.equal(info.get(exact)!.changedWhileTaken, undefined, "after the mark ends, snapshots are exact again");
+    const back = await store.restore(baseline);
+    assert.deepEqual(back.changedWhileTaken, ["./", "edited.txt", "link", "made.txt"]);
+    assert.equal((await store.restore(exact)).changedWhileTaken, undefined);
+  });
+
   test("snapshots from named paths see writes, deletes and new directories", async () => {
     const { dir, store } = await fresh();
     await writeFile(path.join(dir, "keep.txt"), "k\n");

@@ -17,6 +17,7 @@ import { snapshotIdOf } from "../middleware/timeTravel.js";
 import { isPendingSnapshotId, SNAPSHOT_DIR_NAME, SnapshotStore } from "../src/snapshots/index.js";
 import { createWorkbench, type Workbench } from "../src/workbench.js";
 import { collectText, contents } from "./helpers/files.js";
+import { threadDir } from "./helpers/threadDir.js";
 
 let tmp = "";
 before(async () => {
@@ -256,6 +257,64 @@ describe("time travel", () => {
     }
   });
 
+  test("a command during the baseline does not wait for it: the baseline names what the command changed before it was read, and a fork past the command says so", async () => {
+    const { root, threadId, dir, config } = await seededThread("command-in-baseline", 30);
+    await writeFile(path.join(dir, "keep.txt"), "untouched\n");
+    const before = await contents(dir);
+    const reports: string[] = [];
+    const wb = createWorkbench({ rootDir: root, enableShell: true, basicTools: { shell: { sandbox: "off" } }, webTools: false, fileManager: { onError: (e) => void reports.push(e.message) } });
+    const saver = new MemorySaver();
+    // The baseline starts reading only once the command has run: had the command waited for the
+    // baseline, both would wait (5 s) and the baseline would then see nothing change under it.
+    let baselineDone = 0;
+    const original = SnapshotStore.prototype.snapshot;
+    SnapshotStore.prototype.snapshot = function (this: SnapshotStore, options = {}) {
+      if (options.reason !== "baseline") return original.call(this, options);
+      const made = async () => {
+        for (let i = 0; i < 250 && !(await readFile(path.join(dir, "made.txt")).catch(() => undefined)); i++) await new Promise((r) => setTimeout(r, 20));
+      };
+      return made().then(() => original.call(this, options)).finally(() => (baselineDone = Date.now()));
+    };
+    try {
+      const command = "printf 'made\\n' > made.txt && printf 'edit\\n' >> src/f1.ts && rm src/f2.ts";
+      await agentWith(wb, saver, [toolTurn(call("run_command", { command }, "k1")), new AIMessage("ran")]).invoke({ messages: [new HumanMessage("run")] }, config);
+      const returned = Date.now();
+      assert.ok(baselineDone === 0 || baselineDone > returned - 5, "the command's run returned before the baseline was committed");
+      const afterCommand = await contents(dir);
+      const named = snapshotIdOf((await agentWith(wb, saver, []).getState(config)).values)!;
+      assert.ok(isPendingSnapshotId(named), `the command's checkpoint names a pending snapshot (${named})`);
+
+      const listed = await wb.snapshots(threadId);
+      const baseline = listed.find((x) => x.reason === "baseline")!;
+      const marked = new Set(baseline.changedWhileTaken ?? []);
+      // Directories end in "/" (an entry was added or removed there; the root is "./").
+      for (const p of ["made.txt", "src/f1.ts", "src/", "./"]) assert.ok(marked.has(p), `the baseline names ${p} as changed while it was taken (${[...marked].join(", ")})`);
+      for (const p of ["keep.txt", "src/f3.ts", "src/f1.ts/"]) assert.ok(!marked.has(p), `${p} was not changed by the command`);
+      assert.equal(listed.find((x) => x.id !== baseline.id && x.reason !== "baseline")?.changedWhileTaken, undefined, "the snapshot after the command is exact");
+
+      // A write after the command waits for the look: the step between them stays exact.
+      await agentWith(wb, saver, [toolTurn(call("write_file", { path: "keep.txt", content: "rewritten\n" }, "k2")), new AIMessage("wrote")]).invoke({ messages: [new HumanMessage("write")] }, config);
+      const history = [];
+      for await (const st of agentWith(wb, saver, []).getStateHistory(config)) history.push(st);
+      const endOfCommand = history.find((st) => toolCount(st.values as never) === 1 && (st.next ?? []).length === 0)!;
+      await agentWith(wb, saver, [new AIMessage("back")]).invoke({ messages: [new HumanMessage("back")] }, endOfCommand.config);
+      assert.deepEqual(await contents(dir), afterCommand, "a fork to the end of the command's run is exact");
+
+      // Forward to the write, then back to before the command: the restore says what it may have missed.
+      const endOfWrite = history.find((st) => toolCount(st.values as never) === 2 && (st.next ?? []).length === 0)!;
+      await agentWith(wb, saver, [new AIMessage("forward")]).invoke({ messages: [new HumanMessage("forward")] }, endOfWrite.config);
+      assert.equal(await readFile(path.join(dir, "keep.txt"), "utf8"), "rewritten\n");
+      reports.length = 0;
+      await agentWith(wb, saver, [new AIMessage("start")]).invoke({ messages: [new HumanMessage("start")] }, history.at(-1)!.config);
+      const now = await contents(dir);
+      for (const p of Object.keys(before).filter((p) => !p.startsWith("src/f1.") && !p.startsWith("src/f2."))) assert.equal(now[p], before[p], `${p} is as before the command`);
+      assert.ok(reports.some((m) => m.includes("taken while a command ran") && m.includes("made.txt")), `the fork says which paths it may not have brought back (${reports.join(" | ")})`);
+    } finally {
+      SnapshotStore.prototype.snapshot = original;
+      await wb.close();
+    }
+  });
+
   test("after run_command only what the watcher listed (once settled) is re-read; a fork still undoes the command", async () => {
     const { root, threadId, dir, config } = await seededThread("settle", 40);
     const wb = workbench(root);
@@ -336,10 +395,7 @@ describe("time travel", () => {
   });
 
   test("per-path restore: one file the agent broke comes back; hand edits and other files stay; the next run keeps them", async () => {
-    const root = path.join(tmp, "paths");
-    const threadId = "t-paths";
-    const dir = path.join(root, threadId);
-    await mkdir(dir, { recursive: true });
+    const { root, threadId, dir } = await threadDir(tmp, "paths");
     const wb = workbench(root);
     const saver = new MemorySaver();
     const config = { configurable: { thread_id: threadId } };

@@ -79,6 +79,14 @@ export interface SnapshotInfo {
   /** Entries seen but not recorded (the first {@link MAX_LISTED_SKIPS}; `skippedCount` has them all). */
   skipped?: SkippedEntry[];
   skippedCount?: number;
+  /**
+   * Paths a command running beside this snapshot (the first one of a workspace, taken in the
+   * background) had changed before they were read: they may hold what the command made of them,
+   * not what was there before it (directories, where an entry came or went, end in "/"; the root
+   * is "./"). The first {@link MAX_LISTED_SKIPS}; `changedWhileTakenCount` counts them all.
+   */
+  changedWhileTaken?: string[];
+  changedWhileTakenCount?: number;
 }
 
 export interface SnapshotRecord extends SnapshotInfo {

@@ -23,7 +23,7 @@ const MAX_PULLED_PATHS = 2000;
 /** The store operations time travel uses; the local store and the remote façade both have them. */
 export type ThreadSnapshots = Pick<
   SnapshotStore,
-  "peekHead" | "headId" | "headInfo" | "assign" | "resolve" | "list" | "has" | "manifest" | "readBlob" | "warm" | "capture" | "openLook" | "protectBaseline" | "commitCaptured" | "snapshot" | "restore" | "restorePaths" | "prune" | "storeBytes"
+  "peekHead" | "headId" | "headInfo" | "assign" | "resolve" | "list" | "has" | "manifest" | "readBlob" | "warm" | "capture" | "openLook" | "protectBaseline" | "flagChangesFrom" | "commitCaptured" | "snapshot" | "restore" | "restorePaths" | "prune" | "storeBytes"
 >;
 
 export class RemoteSnapshotStore implements ThreadSnapshots {
@@ -94,6 +94,10 @@ export class RemoteSnapshotStore implements ThreadSnapshots {
   }
   openLook(): void {}
   protectBaseline(): void {}
+  /** A remote look cannot tell what a command changed under it (tools wait for it instead). */
+  flagChangesFrom(at: number | undefined): boolean {
+    return at === undefined;
+  }
   commitCaptured(captured: ReadonlyMap<string, SnapshotFile | null>, alias: string): Promise<string> {
     return this.inner.commitCaptured(captured, alias);
   }

@@ -33,7 +33,7 @@ export class SnapshotRecords {
    * Writes the dirty trees of `working` and the record; the id is the hash of the directory map.
    * `skips` (asked only when a new record is written): the entries seen but not recorded.
    */
-  async commit(working: Map<string, WorkingDir>, parent: string | undefined, reason: string, skips: () => SkippedEntry[]): Promise<string> {
+  async commit(working: Map<string, WorkingDir>, parent: string | undefined, reason: string, skips: () => SkippedEntry[], changed: readonly string[] = []): Promise<string> {
     const dirs: Record<string, string> = {};
     let files = 0;
     let bytes = 0;
@@ -57,7 +57,10 @@ export class SnapshotRecords {
     const file = path.join(this.snaps, `${id}.json`);
     if (id !== parent && !(await exists(file))) {
       const all = skips();
-      const listed = all.length > 0 ? { skipped: all.slice(0, MAX_LISTED_SKIPS), skippedCount: all.length } : {};
+      const listed = {
+        ...(all.length > 0 ? { skipped: all.slice(0, MAX_LISTED_SKIPS), skippedCount: all.length } : {}),
+        ...(changed.length > 0 ? { changedWhileTaken: changed.slice(0, MAX_LISTED_SKIPS), changedWhileTakenCount: changed.length } : {}),
+      };
       const { root, chunks } = chunkDirMap(Object.entries(dirs));
       for (const [h, text] of chunks) {
         if (this.knownChunks.has(h)) continue;

@@ -71,6 +71,8 @@ export interface RestoreResult {
   previous: string;
   /** Paths the snapshot's entries could not take: an entry it does not record holds the name. */
   kept?: string[];
+  /** The restored snapshot's {@link SnapshotInfo.changedWhileTaken}: what it may not have brought back exactly. */
+  changedWhileTaken?: string[];
 }
 
 /** A restore lists at most this many directories one by one before it takes one full look instead. */
@@ -122,6 +124,8 @@ export interface SnapshotOptions {
    * records the files as they were when it was asked for.
    */
   background?: boolean;
+  /** A {@link pendingSnapshotId} a checkpoint already names: `resolve(alias)` answers this snapshot's id. */
+  alias?: string;
 }
 
 /**
@@ -226,10 +230,12 @@ export class SnapshotStore {
     if (options.background && !options.paths) this.lookOpen = true;
     return this.serial(async () => {
       const background = options.background === true && !options.paths;
-      return this.snapshotNow(options.paths, options.reason ?? (options.paths ? "tool" : "scan"), options.assign, options.statCache, background).catch((error: unknown) => {
+      const id = await this.snapshotNow(options.paths, options.reason ?? (options.paths ? "tool" : "scan"), options.assign, options.statCache, background).catch((error: unknown) => {
         if (background) this.openLook(false);
         throw error;
       });
+      if (options.alias !== undefined) await this.nameAlias(options.alias, id);
+      return id;
     });
   }
 
@@ -252,6 +258,18 @@ export class SnapshotStore {
     this.lookOpen = open;
     // A look that failed: what was handed in is dropped, so no later look records stale pre-images.
     if (!open && this.baselineCommitted) this.baselineOverrides.clear();
+  }
+
+  /**
+   * A tool whose changes are unknown (a command) starts at `at` (wall-clock ms) while the
+   * background look is open, and will not wait for it: from now until `flagChangesFrom(undefined)`
+   * every snapshot committed names what the look found changed since (by ctime) in
+   * `changedWhileTaken`. False (nothing done) when no background look is open: wait for it instead.
+   */
+  flagChangesFrom(at: number | undefined): boolean {
+    if (at !== undefined && !this.lookOpen) return false;
+    this.scanner.flagFrom(at);
+    return true;
   }
 
   /**
@@ -305,7 +323,7 @@ export class SnapshotStore {
   list(): Promise<SnapshotInfo[]> {
     return this.serial(async () => {
       const records = await this.records.allRecords();
-      return records.map(({ id, parent, createdAt, files, bytes, reason, skipped, skippedCount }) => ({
+      return records.map(({ id, parent, createdAt, files, bytes, reason, skipped, skippedCount, changedWhileTaken, changedWhileTakenCount }) => ({
         id,
         ...(parent ? { parent } : {}),
         createdAt,
@@ -313,6 +331,7 @@ export class SnapshotStore {
         bytes,
         ...(reason ? { reason } : {}),
         ...(skippedCount ? { skipped, skippedCount } : {}),
+        ...(changedWhileTakenCount ? { changedWhileTaken, changedWhileTakenCount } : {}),
       }));
     });
   }
@@ -337,7 +356,7 @@ export class SnapshotStore {
       const kept = previous === id ? [] : await this.applyRecord(target);
       const h = (await this.loadHead())!;
       await this.saveHead(options.pin ? { ...h, pinned: true } : { ...h, assigned: id, pinned: undefined });
-      return { restored: id, previous, ...(kept.length > 0 ? { kept } : {}) };
+      return { restored: id, previous, ...(kept.length > 0 ? { kept } : {}), ...(target.changedWhileTaken ? { changedWhileTaken: target.changedWhileTaken } : {}) };
     });
   }
 
@@ -481,7 +500,7 @@ export class SnapshotStore {
 
   /** Writes dirty trees and the record; the id is the hash of the directory map. */
   private commit(parent: string | undefined, reason: string): Promise<string> {
-    return this.records.commit(this.working!, parent, reason, () => this.index.allSkips());
+    return this.records.commit(this.working!, parent, reason, () => this.index.allSkips(), [...this.scanner.changedWhileTaken].sort());
   }
 
   /** Loads the working set now (a run start does this while it waits for the watcher). */

@@ -27,6 +27,12 @@ const SPLIT_LISTING_ABOVE = 5_000;
 const READ_BATCH = 1_000;
 const READ_BATCH_BYTES = 4 * 1024 * 1024;
 
+/**
+ * How far an inode's ctime may trail the wall clock read just before the change that set it
+ * (the kernel stamps inodes from a coarse clock, one tick behind at most: 4 ms at HZ=250).
+ */
+const CTIME_SLACK_MS = 20;
+
 /** What a snapshot needs to know of a file or link before reading it (from a listing or an `lstat`). */
 type EntryStat = Omit<ListedEntry, "name" | "raw">;
 
@@ -65,6 +71,13 @@ export class WorkspaceScan {
   private budget = 0;
   /** Links and large files of a scan, read one by one. */
   private readonly oneByOne = pLimit(1);
+  /** See {@link flagFrom}. */
+  private flaggedFrom: number | undefined;
+  /**
+   * What was found changed since {@link flagFrom}'s time: files and links by path, directories
+   * (an entry was added, removed or renamed there) ending in "/", the root as "./".
+   */
+  readonly changedWhileTaken = new Set<string>();
 
   constructor(
     /** The workspace directory. */
@@ -77,6 +90,22 @@ export class WorkspaceScan {
     this.ignore = new Set(policy.ignoreNames);
     this.maxFileBytes = caps.maxFileBytes;
     this.maxSnapshotBytes = caps.maxSnapshotBytes;
+  }
+
+  /**
+   * From `at` (wall-clock ms) on, every entry read and every directory listed whose ctime is
+   * that late is noted in {@link changedWhileTaken}: what the look records of it may already be
+   * what a command running beside the look made of it (ctime moves on every write, chmod, link
+   * and rename, and no unprivileged process can set it back). `undefined` stops and forgets.
+   */
+  flagFrom(at: number | undefined): void {
+    this.flaggedFrom = at === undefined ? undefined : at - CTIME_SLACK_MS;
+    if (at === undefined) this.changedWhileTaken.clear();
+  }
+
+  private noteChanged(rel: string, ctimeMs: number, dir = false): void {
+    if (this.flaggedFrom === undefined || !(ctimeMs >= this.flaggedFrom)) return;
+    this.changedWhileTaken.add(dir ? (rel === "" ? "./" : `${rel}/`) : rel);
   }
 
   /** A new snapshot starts: it may read the per-snapshot byte budget again. */
@@ -126,7 +155,7 @@ export class WorkspaceScan {
         }
         const es = entryStat(st);
         if (es.kind === "symlink") {
-          const link = await this.linkEntry(dir, name, es);
+          const link = await this.linkEntry(dir, rel, name, es);
           if (!link) return undefined;
           out.set(rel, link);
           continue;
@@ -329,6 +358,7 @@ export class WorkspaceScan {
     const toRead: { rel: string; files: Map<string, SnapshotFile>; pending: ListedEntry[]; sig: string | undefined }[] = [];
     for (const d of dirs) {
       seen.add(d.rel);
+      this.noteChanged(d.rel, d.ctimeMs, true);
       const old = working.get(d.rel);
       const sig = d.sig;
       if (d.entries === undefined && old) continue; // Listed as the caller knew it.
@@ -413,7 +443,7 @@ export class WorkspaceScan {
     const mode = st.mode & 0o777;
     if (!force && known && statMatches(known, st)) return known;
     if (st.kind === "symlink") {
-      return this.linkEntry(dir, name, st);
+      return this.linkEntry(dir, rel, name, st);
     }
     if (st.kind !== "file") return this.index.skip(rel, "not-regular");
     if (!this.admit(rel, st)) return undefined;
@@ -426,6 +456,7 @@ export class WorkspaceScan {
     }
     if (!opened) return undefined;
     const { fh, stats } = opened;
+    this.noteChanged(rel, stats.ctimeMs);
     try {
       // The size read is the descriptor's: a file that grows meanwhile is caught by its mtime next time.
       const size = Math.min(stats.size, st.size);
@@ -438,9 +469,10 @@ export class WorkspaceScan {
   }
 
   /** The entry of the symlink `name` in `dir`: its target's bytes as a blob, never what it points to. */
-  private async linkEntry(dir: DirHandle, name: string, st: EntryStat): Promise<SnapshotFile | undefined> {
+  private async linkEntry(dir: DirHandle, rel: string, name: string, st: EntryStat): Promise<SnapshotFile | undefined> {
     const target = await readlink(dir.at(name), { encoding: "buffer" }).catch(() => undefined);
     if (target === undefined) return undefined;
+    this.noteChanged(rel, st.ctimeMs);
     return { h: await this.putBuffer(target), s: st.size, m: st.mode & 0o777, t: st.mtimeMs, l: 1 };
   }
 
@@ -506,6 +538,7 @@ export class WorkspaceScan {
             else if (typeof r === "string") entry = this.index.skip(childOf(p.rel, name), r, st.size);
             else {
               this.rememberBlob(r[0]);
+              this.noteChanged(childOf(p.rel, name), r[3]);
               entry = { h: r[0], s: r[1], m: st.mode & 0o777, t: r[2] };
             }
             out[p.d]![p.from + i] = entry;
