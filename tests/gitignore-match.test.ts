@@ -13,6 +13,7 @@ import { boundedIgnoreRules } from "../src/guards/ignoreRules.js";
 import { Gitignore, IgnoreWalk, ignoredByLayers } from "../src/search/gitignoreMatch.js";
 import { renderDirectoryTree } from "../src/tree.js";
 import { createSearchFilesTool } from "../tools/searchFiles.js";
+import { seededRandom } from "./helpers/seededRandom.js";
 
 const run = promisify(execFile);
 
@@ -24,17 +25,8 @@ after(async () => {
   await rm(tmp, { recursive: true, force: true });
 });
 
-/** A small seeded PRNG, so a failing corpus case can be replayed. */
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Seeded, so a failing corpus case can be replayed. */
+const prng = seededRandom;
 const pick = <T>(r: () => number, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
 
 const NAMES = ["a", "b", "ab", "ba", "a.b", "b.a", "x", ".a", "a1", "A"];
