@@ -17,8 +17,8 @@
  *   removed and a real directory made; the apply descends only through directories it opened
  *   with `O_NOFOLLOW`, so it never writes through a link.
  * - File content comes only from the store (never from the workspace), written to a temporary
- *   name and renamed over the target name (`rename` replaces a link, never follows it) when what
- *   is there was recorded, or linked to a free name otherwise (`link` fails on any existing entry,
+ *   name and renamed to the target name (`unlink` and `rename` replace a link, never follow it)
+ *   when what is there was recorded, or linked to a free name otherwise (`link` fails on any existing entry,
  *   so an unrecorded file — over the size cap, say — is never overwritten). Modes are restored
  *   without setuid, setgid or sticky bits.
  */
@@ -153,7 +153,7 @@ export async function applyInPlace(root: DirHandle, current: TreeMap, target: Tr
       if (!(await removeRecorded(dir, childOf(rel, n)))) blocked.add(n);
     }
     // 3. Directories of the target: made where missing, entered where something differs below.
-    for (const n of wantSubs) {
+    const enter = async (n: string): Promise<void> => {
       const childRel = childOf(rel, n);
       if (!haveSubs.has(n)) {
         try {
@@ -162,18 +162,19 @@ export async function applyInPlace(root: DirHandle, current: TreeMap, target: Tr
           if (errCode(err) !== "EEXIST") throw err;
         }
       }
-      if (!visit.has(childRel)) continue;
+      if (!visit.has(childRel)) return;
       const child = await dir.openDir(n);
       if (!child) {
         kept.push(childRel); // An unrecorded non-directory holds the name.
-        continue;
+        return;
       }
       try {
         await applyDir(child, childRel);
       } finally {
         await child.close();
       }
-    }
+    };
+    await eachBounded([...wantSubs], rel === "" ? SIBLINGS_AT_ONCE : 1, enter);
     // 4. Files and links that differ (in one batch where the writer takes batches).
     const changed = [...want].filter(([n, entry]) => !sameContent(have.get(n), entry));
     for (const [n] of changed) if (blocked.has(n)) kept.push(childOf(rel, n));
@@ -203,6 +204,34 @@ export async function applyInPlace(root: DirHandle, current: TreeMap, target: Tr
 
   await applyDir(root, "");
   return { kept, visited };
+}
+
+/**
+ * Top-level directories entered at once: the writer's batches queue up behind each other (its
+ * worker never waits for the next directory to be opened and compared). Only at the top: lanes
+ * at every level would multiply (4^depth directories held open in a wide, deep tree the agent
+ * made), so below it one directory at a time: at most 4 + depth descriptors.
+ */
+const SIBLINGS_AT_ONCE = 4;
+
+/**
+ * Runs `fn` over `items`, `width` at a time; settles every started call before it throws the
+ * first error (nothing still writes once the apply has failed), and starts no more after one.
+ */
+async function eachBounded<T>(items: readonly T[], width: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  let failed: { err: unknown } | undefined;
+  const lane = async (): Promise<void> => {
+    while (!failed && next < items.length) {
+      try {
+        await fn(items[next++]!);
+      } catch (err) {
+        failed ??= { err };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(width, items.length) }, lane));
+  if (failed) throw failed.err;
 }
 
 async function unlinkQuietly(p: string): Promise<void> {

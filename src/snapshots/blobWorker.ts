@@ -349,7 +349,10 @@ ${WORKER_DIR_WALK}
     finally { fs.closeSync(fd); }
   };
   // A restore's entry: the blob's raw bytes to a temporary file in the store, modes and mtime set,
-  // then renamed over a recorded entry (never following a link there) or linked to a free name.
+  // then renamed to the name of a recorded entry (never following a link there) or linked to a
+  // free name. The recorded entry is unlinked first, not renamed over: ext4 (auto_da_alloc)
+  // flushes a file renamed over another at once, ~1 ms a file, and blocks allocated so are freed
+  // again by the next restore (measured: 1,000 files 1.1 s, 0.1 s unlinked first).
   const putOne = (msg, via, item) => {
     let data = packedOrRefreshed(msg, item.h);
     if (data === undefined) {
@@ -368,8 +371,12 @@ ${WORKER_DIR_WALK}
       fs.futimesSync(fd, item.t / 1000, item.t / 1000);
       open = false;
       fs.closeSync(fd);
-      if (item.replace) { fs.renameSync(tmp, via + "/" + item.name); placed = true; }
-      else { fs.linkSync(tmp, via + "/" + item.name); }
+      if (item.replace) {
+        // Gone already: the name is free all the same (rename still replaces what raced in).
+        try { fs.unlinkSync(via + "/" + item.name); } catch (e) { if (!e || e.code !== "ENOENT") throw e; }
+        fs.renameSync(tmp, via + "/" + item.name);
+        placed = true;
+      } else { fs.linkSync(tmp, via + "/" + item.name); }
       return "ok";
     } catch (e) {
       // Only a descriptor still ours: a closed number may already belong to another thread.
