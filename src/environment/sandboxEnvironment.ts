@@ -32,6 +32,7 @@ import { shellQuote } from "./shellQuote.js";
 import { setidSeccompFilter } from "./setidFilter.js";
 import { networkOptionSchema, secretsOptionSchema, type EgressNetwork, type SecretsOption } from "./egressProxy.js";
 import { startSandboxEgress, type SandboxEgress } from "./sandboxEgress.js";
+import { mountinfoTrace } from "./mountinfoTrace.js";
 
 const absolutePath = z
   .string()
@@ -703,6 +704,26 @@ export interface CommandEnvironment {
 }
 
 let warnedUnsandboxed = false;
+let checkedTrace = false;
+
+/**
+ * Says once per process when sandboxed commands could read the host's layout in
+ * `/proc/self/mountinfo` (the workspace root is not a filesystem of its own: mountinfoTrace.ts).
+ */
+function warnMountinfoTrace(workspaceDir: string): void {
+  if (checkedTrace) return;
+  checkedTrace = true;
+  void realpath(path.dirname(workspaceDir))
+    .then((rootDir) => mountinfoTrace(rootDir))
+    .then((shown) => {
+      if (shown === undefined) return;
+      console.warn(
+        `langgraph-workbench: sandboxed commands can read this host's path of the workspace root in /proc/self/mountinfo ("${shown}/<thread_id>": the kernel names a bind mount's source within its filesystem). ` +
+          "To hide it, put rootDir on a filesystem of its own (a dedicated volume or tmpfs mount): then only /<thread_id> shows.",
+      );
+    })
+    .catch(() => undefined);
+}
 
 /**
  * The environment `run_command` should use for a workspace: a {@link SandboxEnvironment} when
@@ -726,6 +747,7 @@ export async function commandEnvironmentFor(workspaceDir: string, options: Comma
   if (mode === "off") return unsandboxed('commands run unsandboxed: shell.sandbox is "off"');
   const found = await detectSandbox({ bwrapPath: opts.bwrapPath });
   if (found.available) {
+    warnMountinfoTrace(workspaceDir);
     return {
       environment: new SandboxEnvironment({
         workspaceDir,
