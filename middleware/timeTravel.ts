@@ -513,7 +513,9 @@ export class TimeTravel {
    */
   private async afterUnknownTool(store: ThreadSnapshots, t: TimeTravelThread, cursor: { tracker: ChangeTracker; cursor: number } | undefined, alias?: string): Promise<string> {
     const named = alias !== undefined ? { alias } : {};
-    if (await this.settle(t)) {
+    // Queued behind a look (alias), the run has returned: no settle marker may appear in the
+    // workspace after it; that snapshot stat's every file instead (off the run's path).
+    if (alias === undefined && (await this.settle(t))) {
       const drift = this.drift(t);
       if (drift !== "all") return drift ? this.recordFiles(store, t, drift, named) : store.snapshot({ paths: [], assign: true, ...named });
     }
