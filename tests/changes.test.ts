@@ -627,3 +627,26 @@ console.log("closed");
     assert.match(out, /closed/);
   });
 });
+
+describe("a process that forgets close()", () => {
+  test("parcel is unsubscribed before it exits (a watcher torn down at exit crashes the process), and it exits 0", async () => {
+    const child = path.join(repoRoot, "tests", "fixtures", "parcel-exit-child.ts");
+    for (let run = 0; run < 3; run++) {
+      const { code, signal, out } = await new Promise<{ code: number | null; signal: string | null; out: string }>((resolve) => {
+        const p = spawn(process.execPath, ["--import", "tsx", child], { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
+        let out = "";
+        p.stdout.on("data", (d: Buffer) => (out += d.toString()));
+        p.stderr.on("data", (d: Buffer) => (out += d.toString()));
+        const timer = setTimeout(() => p.kill("SIGKILL"), 30_000);
+        p.on("exit", (code, signal) => {
+          clearTimeout(timer);
+          resolve({ code, signal, out });
+        });
+      });
+      assert.match(out, /^live 4\n/, out);
+      assert.match(out, /watching at exit 0\n/, `the exit hook unsubscribed every watcher (${out})`);
+      assert.equal(signal, null, `no crash at exit (${out})`);
+      assert.equal(code, 0, out);
+    }
+  });
+});

@@ -5,6 +5,11 @@
  * The worker is referenced only while a subscribe/unsubscribe is in flight (an awaited `start()`
  * must not be cut short).
  *
+ * A worker torn down while parcel still watches crashes the whole process (its native threads
+ * outlive the addon: SIGABRT or SIGSEGV at exit; parcel-bundler/watcher#264). So when the process
+ * is about to exit with subscriptions left (`beforeExit`: its app never called `close()`), they are
+ * all unsubscribed first (quietly: the process is going away; its trackers get no more events).
+ *
  * The worker's code is inline (`eval: true`) and `require`s the addon by absolute path, so it
  * runs the same under tsx, the ESM build and the CJS build.
  */
@@ -55,6 +60,11 @@ const WORKER_SOURCE = `
         () => parentPort.postMessage({ id: msg.id, op: "ready" }),
         (err) => { subs.delete(msg.id); parentPort.postMessage({ id: msg.id, op: "failed", message: text(err) }); },
       );
+    } else if (msg.op === "closeAll") {
+      const all = [...subs.values()];
+      subs.clear();
+      Promise.all(all.map((sub) => Promise.resolve(sub).then((s) => s && s.unsubscribe()).catch(() => undefined)))
+        .then(() => parentPort.postMessage({ id: msg.id, op: "closed" }));
     } else if (msg.op === "unsubscribe") {
       const sub = subs.get(msg.id);
       subs.delete(msg.id);
@@ -85,12 +95,14 @@ class ParcelHost {
     this.subscribers.set(id, subscriber);
     try {
       await this.request(id, { op: "subscribe", id, dir, ignore });
+      this.watching.add(id);
     } catch (err) {
       this.subscribers.delete(id);
       throw err;
     }
     return async () => {
       if (!this.subscribers.delete(id)) return;
+      this.watching.delete(id);
       await this.request(id, { op: "unsubscribe", id }).catch(() => undefined);
     };
   }
@@ -106,7 +118,29 @@ class ParcelHost {
     });
   }
 
+  /** How many subscriptions parcel holds now. */
+  get watchingCount(): number {
+    return this.watching.size;
+  }
+
+  private exitHook: (() => void) | undefined;
+  /** Subscriptions parcel holds now (ready, not yet unsubscribed or closed at exit). */
+  private readonly watching = new Set<number>();
+
+  /**
+   * The process is about to exit (its event loop is empty) with subscriptions left: unsubscribes
+   * them all, keeping the worker referenced until parcel has stopped (then `beforeExit` comes
+   * again, with nothing left to do). Their trackers fall back as when the thread dies.
+   */
+  private beforeExit(): void {
+    if (!this.worker || this.watching.size === 0) return;
+    this.watching.clear();
+    const id = this.nextId++;
+    void this.request(id, { op: "closeAll", id }).catch(() => undefined);
+  }
+
   private start(): Worker {
+    if (!this.exitHook) process.on("beforeExit", (this.exitHook = () => this.beforeExit()));
     const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { parcel: parcelPath() } });
     worker.unref();
     worker.on("message", (reply: Reply) => this.onReply(reply));
@@ -138,6 +172,7 @@ class ParcelHost {
     const subscribers = [...this.subscribers];
     this.requests.clear();
     this.subscribers.clear();
+    this.watching.clear();
     for (const [, r] of requests) r.reject(err);
     // A subscription still being set up learns of it through its rejected request.
     for (const [id, s] of subscribers) if (!requests.some(([rid]) => rid === id)) s.onError(err);
