@@ -5,9 +5,10 @@
  *
  * The walk treats the tree as hostile, like {@link DirHandle}: each directory is opened
  * `O_DIRECTORY | O_NOFOLLOW` relative to its parent's descriptor (`/proc/self/fd/N/name` on Linux),
- * so it never descends through a link; names are read as bytes (a name that is not UTF-8 comes back
- * raw); a listing opens nothing but directories (no FIFO, device or file). One worker per process,
- * started on first use, unreferenced while idle so it never keeps a process alive.
+ * so it never descends through a link; names are read as strings, a directory again as bytes when
+ * one decoded to U+FFFD (a name that is not UTF-8 comes back raw); a listing opens nothing but
+ * directories (no FIFO, device or file). One worker per process, started on first use,
+ * unreferenced while idle so it never keeps a process alive.
  *
  * The same workers also read files for the snapshot store ({@link readListedFiles}, the second
  * core's share of a baseline's reads): only by descriptor, each file opened `O_NOFOLLOW |
@@ -127,16 +128,22 @@ ${WORKER_DIR_WALK}
     const known = new Map(msg.known);
     const walk = (fd, real, rel, depth) => {
       const via = viaFd ? "/proc/self/fd/" + fd : real;
+      // Names as strings (no Buffer per entry); a directory where one decoded to U+FFFD (bytes that
+      // are not UTF-8, or that character itself) is listed again by raw bytes.
       let ents;
-      try { ents = fs.readdirSync(via, { withFileTypes: true, encoding: "buffer" }); } catch { return; }
+      let bytes = false;
+      try {
+        ents = fs.readdirSync(via, { withFileTypes: true });
+        if (ents.some((e) => e.name.includes("\\uFFFD"))) { ents = fs.readdirSync(via, { withFileTypes: true, encoding: "buffer" }); bytes = true; }
+      } catch { return; }
       const names = [];
       const nums = new Float64Array(ents.length * ${FIELDS});
       const raws = [];
       const subdirs = [];
       for (let i = 0; i < ents.length; i++) {
         const e = ents[i];
-        const utf8 = isUtf8(e.name);
-        const name = utf8 ? e.name.toString("utf8") : "";
+        const utf8 = !bytes || isUtf8(e.name);
+        const name = !bytes ? e.name : utf8 ? e.name.toString("utf8") : "";
         if (!utf8) raws.push([i, e.name]);
         names.push(name);
         let kind = e.isFile() ? 0 : e.isSymbolicLink() ? 1 : e.isDirectory() ? 2 : 3;
@@ -158,13 +165,20 @@ ${WORKER_DIR_WALK}
         if (kind === 2 && utf8) subdirs.push(name);
         nums[o] = kind;
       }
-      // The listing's signature: a directory the caller already knows in this state comes back without its rows.
+      // The listing's signature: a directory the caller already knows in this state comes back
+      // without its rows. Two updates per directory (the names, then kind, utf8 flag, size, mtime
+      // and mode of each entry as bytes; not ino, dev, blocks or ctime), not one per entry: a full
+      // look hashes every directory.
       const h = createHash("sha1");
+      const kept = [];
+      const sigNums = new Float64Array(names.length * 5);
       for (let i = 0; i < names.length; i++) {
         const o = i * ${FIELDS};
         if (nums[o] < 0) continue;
-        h.update(names[i] + "\\0" + nums[o] + "\\0" + nums[o + 1] + "\\0" + nums[o + 2] + "\\0" + nums[o + 3] + "\\0" + nums[o + 4] + "\\n");
+        sigNums.set(nums.subarray(o, o + 5), kept.length * 5);
+        kept.push(names[i]);
       }
+      h.update(kept.join("\\0")).update(new Uint8Array(sigNums.buffer, 0, kept.length * 40));
       for (const [i, raw] of raws) h.update(raw).update(String(i));
       const sig = h.digest("base64");
       // Read after the entries: a directory changed while (or after) it was read shows a later ctime.
@@ -233,7 +247,7 @@ async function list(
   known: [string, string][],
   maxDepth: number,
   reportDeep: boolean,
-  onDirs?: (dirs: ListedDir[]) => void,
+  onDirs?: (take: () => ListedDir[]) => void,
 ): Promise<Reply> {
   const message = { starts, ignoreNames: [...ignoreNames], maxDepth, follow, known, reportDeep };
   if (!onDirs) return worker.request(message);
@@ -245,7 +259,7 @@ async function list(
   const last = new Promise<void>((resolve) => (lastSeen = resolve));
   port1.on("message", (m: { dirs: RawDir[]; last: boolean }) => {
     try {
-      if (failure === undefined) onDirs(m.dirs.map(toListed));
+      if (failure === undefined) onDirs(() => m.dirs.map(toListed));
     } catch (err) {
       failure = err;
     }
@@ -264,7 +278,7 @@ async function list(
 
 function toListed(d: RawDir): ListedDir {
   if (!d.names || !d.nums) return { rel: d.rel, sig: d.sig, entries: undefined, ctimeMs: d.ctime };
-  const raws = new Map((d.raws ?? []).map(([i, b]) => [i, Buffer.from(b)]));
+  const raws = d.raws && d.raws.length > 0 ? new Map(d.raws.map(([i, b]) => [i, Buffer.from(b)])) : undefined;
   const entries: ListedEntry[] = [];
   for (let i = 0; i < d.names.length; i++) {
     const o = i * FIELDS;
@@ -281,7 +295,7 @@ function toListed(d: RawDir): ListedDir {
       blocks: d.nums[o + 7]!,
       ctimeMs: d.nums[o + 8]!,
     };
-    const raw = raws.get(i);
+    const raw = raws?.get(i);
     if (raw) entry.raw = raw;
     entries.push(entry);
   }
@@ -302,17 +316,28 @@ function toListed(d: RawDir): ListedDir {
  * chunks of a few thousand entries as the workers list them (each parent before its children;
  * the chunks of the two workers interleave), and the result's `dirs` is empty — a caller can
  * start reading files while the rest is listed, and never holds the whole listing at once.
+ * `onChunk`: the same chunks, kept in the worker's columns until the caller takes them (`take()`:
+ * one entry object per row from then on), so a caller that reads files slower than they are
+ * listed holds rows, not objects.
  */
 export async function listTree(
   start: string,
   rel: string,
   ignoreNames: readonly string[],
-  options: { followStart?: boolean; known?: ReadonlyMap<string, string>; maxDepth?: number; split?: boolean; onDirs?: (dirs: ListedDir[]) => void } = {},
+  options: {
+    followStart?: boolean;
+    known?: ReadonlyMap<string, string>;
+    maxDepth?: number;
+    split?: boolean;
+    onDirs?: (dirs: ListedDir[]) => void;
+    onChunk?: (take: () => ListedDir[]) => void;
+  } = {},
 ): Promise<TreeListing> {
   const depth = Math.min(options.maxDepth ?? MAX_LIST_DEPTH, MAX_LIST_DEPTH);
   const known = [...(options.known ?? [])];
   const follow = options.followStart ?? false;
-  const onDirs = options.onDirs;
+  const given = options.onDirs;
+  const onDirs = options.onChunk ?? (given ? (take: () => ListedDir[]) => given(take()) : undefined);
   const checked = (reply: Reply) => {
     if (reply.error !== undefined) throw new Error(`listing ${rel || "the workspace"} failed: ${reply.error}`);
     return reply;
@@ -327,7 +352,8 @@ export async function listTree(
     const halves: { dir: string; rel: string }[][] = [[], []];
     (top.dirs?.[0]?.subdirs ?? []).forEach((name, i) => halves[i % 2]!.push({ dir: `${start}/${name}`, rel: rel === "" ? name : `${rel}/${name}` }));
     if (onDirs) {
-      onDirs((top.dirs ?? []).map(toListed));
+      const dirs = top.dirs ?? [];
+      onDirs(() => dirs.map(toListed));
       top.dirs = [];
     }
     const rest = await Promise.all(halves.map((h, i) => (h.length > 0 ? list(workerAt(i), h, ignoreNames, false, known, depth - 1, deep, onDirs) : Promise.resolve({ id: -1, dirs: [] } as Reply))));

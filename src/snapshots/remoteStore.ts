@@ -79,7 +79,7 @@ export class RemoteSnapshotStore implements ThreadSnapshots {
   readBlob(hash: string): Promise<Buffer> {
     return this.inner.readBlob(hash);
   }
-  warm(): Promise<void> {
+  warm(): Promise<number | undefined> {
     return this.inner.warm();
   }
   prune(): ReturnType<SnapshotStore["prune"]> {

@@ -469,11 +469,12 @@ export class SnapshotStore {
 
   private async snapshotNow(paths: readonly string[] | undefined, reason: string, assign = false, statCache = false, background = false): Promise<string> {
     const head = await this.loadHead();
-    if (!this.working) await this.index.load(head?.id);
     this.scanner.resetBudget();
     // Cold start (the working set as the head recorded it): what changed since is unknown.
-    const full = !paths || this.index.unverified;
-    if (full) await this.scanner.scan();
+    const cold = !this.working;
+    const full = !paths || cold || this.index.unverified;
+    if (cold) await this.scanner.scanCold(head?.id);
+    else if (full) await this.scanner.scan();
     else for (const p of paths!) await this.scanner.updatePath(p, !statCache);
     if (!head || background) {
       for (const [rel, entry] of this.baselineOverrides) this.index.setEntry(rel, entry);
@@ -503,11 +504,13 @@ export class SnapshotStore {
     return this.records.commit(this.working!, parent, reason, () => this.index.allSkips(), [...this.scanner.changedWhileTaken].sort());
   }
 
-  /** Loads the working set now (a run start does this while it waits for the watcher). */
-  warm(): Promise<void> {
-    return this.serial(async () => {
-      if (!this.working) await this.index.load((await this.loadHead())?.id);
-    });
+  /**
+   * Reads the head ahead of the next full look (a run start does this while it may wait for the
+   * watcher) and answers how many files it records, when known: from the working set, or its
+   * cache when cold (the first full look loads the working set while it lists).
+   */
+  warm(): Promise<number | undefined> {
+    return this.serial(async () => ((await this.loadHead()) || this.working ? this.index.fileCount() : undefined));
   }
 
   private async loadHead(): Promise<Head | undefined> {

@@ -7,7 +7,7 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import pLimit from "p-limit";
-import { childOf, isUnder, parentOf, parseTree, type SkippedEntry, type SnapshotFile } from "./format.js";
+import { childOf, isUnder, parentOf, parseTree, type SkippedEntry, type SnapshotFile, type SnapshotRecord } from "./format.js";
 import type { SnapshotRecords } from "./snapshotRecords.js";
 import type { StoreFiles } from "./storeFiles.js";
 import { WorkingDir } from "./workingDir.js";
@@ -39,10 +39,50 @@ export class WorkingIndex {
     this.unverified = true;
   }
 
+  /**
+   * A cold start that lists before the working set is in: the listing digests of the working-set
+   * cache where it describes snapshot `headId`'s trees, and the files they hold (for the caller's
+   * listing), with the working set loading meanwhile (`loaded`: set once read; at 100k files
+   * ~1,000 tree texts, about as long as the listing's first half). Undefined without the record
+   * or the cache: {@link load} instead.
+   */
+  async loadBehind(headId: string): Promise<{ known: Map<string, string>; files: number; loaded: Promise<void> } | undefined> {
+    const record = await this.records.readRecord(headId);
+    const cache = record ? await this.readWorkingCache() : undefined;
+    if (!record || !cache) return undefined;
+    const known = new Map<string, string>();
+    let files = 0;
+    for (const [rel, h] of Object.entries(record.dirs)) {
+      const c = cache[rel];
+      if (c?.[0] !== h) continue;
+      files += c[2];
+      if (c[1]) known.set(rel, c[1]);
+    }
+    this.working = undefined;
+    this.unverified = false;
+    const loaded = this.workingOf(record, cache).then((w) => void (this.working = w));
+    return { known, files, loaded };
+  }
+
+  /** How many files the working set records, or (not loaded yet) its cache; undefined when unknown. */
+  async fileCount(): Promise<number | undefined> {
+    let files = 0;
+    if (this.working) for (const d of this.working.values()) files += d.size;
+    else {
+      const cache = await this.readWorkingCache();
+      if (!cache) return undefined;
+      for (const c of Object.values(cache)) files += c[2];
+    }
+    return files;
+  }
+
   async workingFrom(id: string): Promise<Map<string, WorkingDir>> {
     const record = await this.records.readRecord(id);
-    if (!record) return new Map();
-    const cache = await this.readWorkingCache();
+    return record ? this.workingOf(record, await this.readWorkingCache()) : new Map();
+  }
+
+  /** The working set of `record`, with the working-set cache when there is one. */
+  private async workingOf(record: SnapshotRecord, cache: Record<string, CachedDir> | undefined): Promise<Map<string, WorkingDir>> {
     const working = new Map<string, WorkingDir>();
     if (cache) {
       // Tree texts kept packed, with the listing digests of the last scan: the first scan of a

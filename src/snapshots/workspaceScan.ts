@@ -26,6 +26,8 @@ const SPLIT_LISTING_ABOVE = 5_000;
 /** Files, and bytes past one file, a read request takes at most (three readers share them out: blobWorker.ts). */
 const READ_BATCH = 1_000;
 const READ_BATCH_BYTES = 4 * 1024 * 1024;
+/** Listing chunks (~2,000 entries each) a scan records at once: two read batches each, for three readers. */
+const CHUNKS_IN_FLIGHT = 3;
 
 /**
  * How far an inode's ctime may trail the wall clock read just before the change that set it
@@ -35,6 +37,8 @@ const CTIME_SLACK_MS = 20;
 
 /** What a snapshot needs to know of a file or link before reading it (from a listing or an `lstat`). */
 type EntryStat = Omit<ListedEntry, "name" | "raw">;
+/** A file to read: its name and stat (a listed entry as it is: no object per file made for the read). */
+type FileStat = EntryStat & { name: string };
 
 function entryStat(st: Stats): EntryStat {
   const kind = st.isFile() ? "file" : st.isSymbolicLink() ? "symlink" : st.isDirectory() ? "directory" : "other";
@@ -103,8 +107,13 @@ export class WorkspaceScan {
     if (at === undefined) this.changedWhileTaken.clear();
   }
 
+  /** Whether {@link noteChanged} would note an entry of this ctime (checked first: no path string made per file otherwise). */
+  private flagged(ctimeMs: number): boolean {
+    return this.flaggedFrom !== undefined && ctimeMs >= this.flaggedFrom;
+  }
+
   private noteChanged(rel: string, ctimeMs: number, dir = false): void {
-    if (this.flaggedFrom === undefined || !(ctimeMs >= this.flaggedFrom)) return;
+    if (!this.flagged(ctimeMs)) return;
     this.changedWhileTaken.add(dir ? (rel === "" ? "./" : `${rel}/`) : rel);
   }
 
@@ -256,6 +265,27 @@ export class WorkspaceScan {
     await this.scanTree("", { path: this.dir, root: true });
   }
 
+  /**
+   * The first full pass of a process (no working set yet; `headId`: the head, if any): the
+   * listing starts at once, from the working-set cache's digests, while the head's tree texts
+   * are read ({@link WorkingIndex.loadBehind}); each listed chunk is recorded once they are in.
+   * On failure the working set is dropped: the next operation loads it again.
+   */
+  async scanCold(headId: string | undefined): Promise<void> {
+    const behind = headId === undefined ? undefined : await this.index.loadBehind(headId);
+    if (!behind) {
+      await this.index.load(headId);
+      return this.scan();
+    }
+    this.index.skipped = new Map();
+    try {
+      await this.scanTree("", { path: this.dir, root: true }, behind);
+    } catch (error) {
+      this.index.working = undefined;
+      throw error;
+    }
+  }
+
   /** Opens directory `rel` by walking down from the workspace, never through a link. */
   private async openRel(rel: string): Promise<DirHandle | undefined> {
     const root = await DirHandle.open(this.dir).catch(() => undefined);
@@ -276,25 +306,51 @@ export class WorkspaceScan {
    * whose size, mtime or mode moved. `start`: the directory to list (a descriptor path, or the
    * workspace root); undefined: `rel` is not a directory any more.
    */
-  private async scanTree(rel: string, start: { path: string; root: boolean } | undefined): Promise<void> {
-    const working = this.index.working!;
+  private async scanTree(
+    rel: string,
+    start: { path: string; root: boolean } | undefined,
+    /** A cold start ({@link scanCold}): the cache's digests and file count, and the working set once loaded. */
+    cold?: { known: Map<string, string>; files: number; loaded: Promise<void> },
+  ): Promise<void> {
     for (const k of [...this.index.skipped.keys()]) if (isUnder(k, rel) && k !== rel) this.index.skipped.delete(k);
-    const known = new Map<string, string>();
-    for (const [k, d] of working) if (d.sig !== undefined && d.hash !== undefined && isUnder(k, rel)) known.set(k, d.sig);
-    let files = 0;
-    for (const d of working.values()) files += d.size;
-    const split = start?.root === true && (files > SPLIT_LISTING_ABOVE || working.size === 0);
+    let known = cold?.known;
+    let files = cold?.files ?? 0;
+    if (!known) {
+      known = new Map<string, string>();
+      for (const [k, d] of this.index.working!) {
+        if (d.sig !== undefined && d.hash !== undefined && isUnder(k, rel)) known.set(k, d.sig);
+        files += d.size;
+      }
+    }
+    const split = start?.root === true && (files > SPLIT_LISTING_ABOVE || (cold ? files === 0 : this.index.working!.size === 0));
     // Streamed: each chunk of the listing is recorded (its files read) while the rest is listed.
     const seen = new Set<string>();
+    const loaded = cold?.loaded;
     const recorded: Promise<void>[] = [];
-    const onDirs = (dirs: ListedDir[]) => void recorded.push(this.recordDirs(dirs, seen));
+    // Each marked handled at once (a failure is thrown below, once all settled), not left unhandled while the listing runs.
+    const track = (p: Promise<void>) => {
+      recorded.push(p);
+      p.catch(() => undefined);
+    };
+    if (loaded) track(loaded);
+    // A few chunks at a time (enough to keep the three readers busy): the listing outruns the
+    // reads, and a chunk taken early would hold an object per entry until its files are read.
+    const chunks = pLimit(CHUNKS_IN_FLIGHT);
+    const onDirs = (take: () => ListedDir[]) =>
+      track(
+        chunks(async () => {
+          await loaded;
+          await this.recordDirs(take(), seen);
+        }),
+      );
     try {
-      const listing = start ? await listTree(start.path, rel, [...this.ignore], { followStart: start.root, known, split, onDirs }) : { dirs: [], tooDeep: [] };
+      const listing = start ? await listTree(start.path, rel, [...this.ignore], { followStart: start.root, known, split, onChunk: onDirs }) : { dirs: [], tooDeep: [] };
       for (const r of listing.tooDeep) this.index.skip(r, "too-deep");
-      onDirs(listing.dirs);
+      onDirs(() => listing.dirs);
     } finally {
       await settledAll(recorded);
     }
+    const working = this.index.working!;
     for (const key of [...working.keys()]) if (isUnder(key, rel) && !seen.has(key)) working.delete(key);
     if (!working.has("")) working.set("", new WorkingDir());
   }
@@ -392,13 +448,13 @@ export class WorkspaceScan {
     }
     // The files that moved: small regular files in batches through the blob worker (by
     // descriptor), links and large files one by one through their directory held by descriptor.
-    const small: { rel: string; files: { name: string; st: EntryStat }[] }[] = [];
+    const small: { rel: string; files: FileStat[] }[] = [];
     const others: { t: (typeof toRead)[number]; e: ListedEntry }[] = [];
     for (const t of toRead) {
-      const files: { name: string; st: EntryStat }[] = [];
+      const files: FileStat[] = [];
       for (const e of t.pending) {
         if (e.kind === "file" && e.size <= STREAM_ABOVE) {
-          if (this.admit(childOf(t.rel, e.name!), e)) files.push({ name: e.name!, st: e });
+          if (this.admit(t.rel, e.name!, e)) files.push(e as FileStat);
           else t.sig = undefined;
         } else others.push({ t, e });
       }
@@ -407,12 +463,14 @@ export class WorkspaceScan {
     const read = await this.readSmall(small);
     small.forEach((d, i) => {
       const t = toRead[i]!;
-      d.files.forEach(({ name, st }, j) => {
-        const entry = read[i]![j];
-        if (entry) t.files.set(name, entry);
+      const got = read[i]!;
+      for (let j = 0; j < d.files.length; j++) {
+        const st = d.files[j]!;
+        const entry = got[j];
+        if (entry) t.files.set(st.name, entry);
         // Read as listed, or the next scan must look again.
         if (!entry || entry.s !== st.size || entry.t !== st.mtimeMs) t.sig = undefined;
-      });
+      }
     });
     // One at a time across the chunks of a listing (large files are streamed).
     await this.oneByOne(async () => {
@@ -446,8 +504,8 @@ export class WorkspaceScan {
       return this.linkEntry(dir, rel, name, st);
     }
     if (st.kind !== "file") return this.index.skip(rel, "not-regular");
-    if (!this.admit(rel, st)) return undefined;
-    if (st.size <= STREAM_ABOVE) return (await this.readSmall([{ rel: parentOf(rel), files: [{ name, st }] }]))[0]![0];
+    if (!this.admit(parentOf(rel), name, st)) return undefined;
+    if (st.size <= STREAM_ABOVE) return (await this.readSmall([{ rel: parentOf(rel), files: [{ ...st, name }] }]))[0]![0];
     let opened: Awaited<ReturnType<DirHandle["openFile"]>>;
     try {
       opened = await dir.openFile(name, st);
@@ -476,11 +534,11 @@ export class WorkspaceScan {
     return { h: await this.putBuffer(target), s: st.size, m: st.mode & 0o777, t: st.mtimeMs, l: 1 };
   }
 
-  /** Whether a regular file may be read now (the caps; the budget is spent here). Skips it otherwise. */
-  private admit(rel: string, st: EntryStat): boolean {
-    if (isSparse(st)) return this.index.skip(rel, "sparse", st.size) ?? false;
-    if (st.size > this.maxFileBytes) return this.index.skip(rel, "too-large", st.size) ?? false;
-    if (st.size > this.budget) return this.index.skip(rel, "snapshot-budget", st.size) ?? false;
+  /** Whether regular file `name` of directory `dirRel` may be read now (the caps; the budget is spent here). Skips it otherwise. */
+  private admit(dirRel: string, name: string, st: EntryStat): boolean {
+    if (isSparse(st)) return this.index.skip(childOf(dirRel, name), "sparse", st.size) ?? false;
+    if (st.size > this.maxFileBytes) return this.index.skip(childOf(dirRel, name), "too-large", st.size) ?? false;
+    if (st.size > this.budget) return this.index.skip(childOf(dirRel, name), "snapshot-budget", st.size) ?? false;
     this.budget -= st.size;
     return true;
   }
@@ -493,10 +551,10 @@ export class WorkspaceScan {
    * Reads admitted regular files of at most {@link STREAM_ABOVE} bytes, by descriptor, into the
    * store (the blob worker); per directory, per file: the entry, or undefined (skipped or gone).
    */
-  private async readSmall(dirs: { rel: string; files: { name: string; st: EntryStat }[] }[]): Promise<(SnapshotFile | undefined)[][]> {
+  private async readSmall(dirs: { rel: string; files: FileStat[] }[]): Promise<(SnapshotFile | undefined)[][]> {
     // Bounded batches (messages, and the bytes a reader holds: a large directory is cut in
     // pieces), read by whichever reader is free.
-    type Piece = { d: number; from: number; rel: string; files: { name: string; st: EntryStat }[] };
+    type Piece = { d: number; from: number; rel: string; files: FileStat[] };
     const batches: Piece[][] = [];
     let batch: Piece[] = [];
     let n = 0;
@@ -504,7 +562,7 @@ export class WorkspaceScan {
     dirs.forEach((dir, d) => {
       let from = 0;
       for (let i = 0; i < dir.files.length; i++) {
-        if (n > 0 && (n >= READ_BATCH || bytes + dir.files[i]!.st.size > READ_BATCH_BYTES)) {
+        if (n > 0 && (n >= READ_BATCH || bytes + dir.files[i]!.size > READ_BATCH_BYTES)) {
           if (i > from) batch.push({ d, from, rel: dir.rel, files: dir.files.slice(from, i) });
           batches.push(batch);
           batch = [];
@@ -512,7 +570,7 @@ export class WorkspaceScan {
           from = i;
         }
         n++;
-        bytes += dir.files[i]!.st.size;
+        bytes += dir.files[i]!.size;
       }
       if (dir.files.length > from) batch.push({ d, from, rel: dir.rel, files: from === 0 ? dir.files : dir.files.slice(from) });
     });
@@ -524,25 +582,30 @@ export class WorkspaceScan {
           this.dir,
           pieces.map((p) => {
             const stats = new Float64Array(3 * p.files.length);
-            p.files.forEach(({ st }, i) => ((stats[3 * i] = st.ino), (stats[3 * i + 1] = st.dev), (stats[3 * i + 2] = st.size)));
+            p.files.forEach((st, i) => ((stats[3 * i] = st.ino), (stats[3 * i + 1] = st.dev), (stats[3 * i + 2] = st.size)));
             return { rel: p.rel, names: p.files.map((f) => f.name), stats };
           }),
           this.layout,
         );
         let k = 0;
         for (const p of pieces) {
-          p.files.forEach(({ name, st }, i) => {
-            const r = readResultAt(read, k++);
+          const into = out[p.d]!;
+          for (let i = 0; i < p.files.length; i++, k++) {
+            const st = p.files[i]!;
+            // Read from the columns (no result tuple per file); a failure as readResultAt names it.
+            const got = read.nums[3 * k]!;
             let entry: SnapshotFile | undefined;
-            if (r === "gone") entry = undefined;
-            else if (typeof r === "string") entry = this.index.skip(childOf(p.rel, name), r, st.size);
-            else {
-              this.rememberBlob(r[0]);
-              this.noteChanged(childOf(p.rel, name), r[3]);
-              entry = { h: r[0], s: r[1], m: st.mode & 0o777, t: r[2] };
+            if (got >= 0) {
+              const h = read.hashes[k]!;
+              this.rememberBlob(h);
+              if (this.flagged(read.nums[3 * k + 2]!)) this.noteChanged(childOf(p.rel, st.name), read.nums[3 * k + 2]!);
+              entry = { h, s: got, m: st.mode & 0o777, t: read.nums[3 * k + 1]! };
+            } else {
+              const r = readResultAt(read, k);
+              entry = r === "gone" || typeof r !== "string" ? undefined : this.index.skip(childOf(p.rel, st.name), r, st.size);
             }
-            out[p.d]![p.from + i] = entry;
-          });
+            into[p.from + i] = entry;
+          }
         }
       }),
     );
