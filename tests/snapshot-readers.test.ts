@@ -93,3 +93,22 @@ test("a baseline read by every reader records each file with its content (a larg
     assert.equal((await store.readBlob(entry.h)).toString("utf8"), content, rel);
   }
 });
+
+test("a listing keeps a literal U+FFFD name and a name that is not UTF-8 apart, and a known digest still answers without rows", async () => {
+  const dir = path.join(tmp, "names");
+  await mkdir(dir, { recursive: true });
+  await writeFile(path.join(dir, "a\uFFFDb.txt"), "literal\n");
+  const latin1 = Buffer.concat([Buffer.from(dir + "/"), Buffer.from([0x72, 0xe9, 0x73, 0x75, 0x6d, 0xe9]), Buffer.from(".txt")]);
+  await writeFile(latin1, "latin\n"); // A Buffer path: the name's bytes as they are.
+  await writeFile(path.join(dir, "plain.txt"), "plain\n");
+  const first = await listTree(dir, "", [], { followStart: true });
+  const entries = first.dirs[0]!.entries!;
+  assert.deepEqual(entries.filter((e) => e.name !== undefined).map((e) => e.name).sort(), ["a\uFFFDb.txt", "plain.txt"]);
+  const raw = entries.find((e) => e.name === undefined)!;
+  assert.deepEqual([...raw.raw!], [0x72, 0xe9, 0x73, 0x75, 0x6d, 0xe9, ...Buffer.from(".txt")], "the not-UTF-8 name comes back as its bytes");
+  const again = await listTree(dir, "", [], { followStart: true, known: new Map([["", first.dirs[0]!.sig]]) });
+  assert.equal(again.dirs[0]!.entries, undefined, "unchanged: no rows");
+  await writeFile(path.join(dir, "a\uFFFDb.txt"), "literal, longer\n");
+  const changed = await listTree(dir, "", [], { followStart: true, known: new Map([["", first.dirs[0]!.sig]]) });
+  assert.ok(changed.dirs[0]!.entries, "a changed size changes the digest");
+});
