@@ -94,6 +94,8 @@ interface ScriptTimes {
   fork: number;
   /** x.txt (made by turn 3) is gone after the fork: the files were restored. */
   forkRestored: boolean;
+  /** Default set-up: the first snapshot names x.txt as changed while it was taken (the command ran before it read the root). */
+  forkNamed?: boolean;
   /** Turn 5: another `run_command` turn, the first snapshot long in. */
   laterCommand: number;
   /** Unmeasured wait before the fork for the first snapshot (default set-up; ~0 for the others). */
@@ -137,13 +139,14 @@ async function script(setup: Setup, wb: Workbench, saver: MemorySaver, threadId:
   if (!endOfTurn1) throw new Error("timeTravel bench: found no checkpoint at the end of turn 1");
   const fork = await timedTurn(agentOf(setup, wb, saver, [new AIMessage("Forked from turn 1.")]), { messages: [new HumanMessage("Start over from the plan.")] }, endOfTurn1.config);
   const forkRestored = !(await exists(path.join(dir, "x.txt")));
+  const forkNamed = setup === "default" ? (await wb.snapshots(threadId)).some((x) => x.reason === "baseline" && (x.changedWhileTaken ?? []).includes("x.txt")) : undefined;
   const laterCommand = await timedTurn(
     agentOf(setup, wb, saver, [toolTurn(call("run_command", { command: "touch y.txt" }, "c5")), new AIMessage("Created y.txt.")]),
     { messages: [new HumanMessage("Create y.txt.")] },
     config,
   );
   const baselineMs = await baseline;
-  return { firstTurn, afterWrite, runCommand, fork, forkRestored, laterCommand, forkWaitMs, ...(baselineMs !== undefined ? { baselineMs } : {}) };
+  return { firstTurn, afterWrite, runCommand, fork, forkRestored, ...(forkNamed !== undefined ? { forkNamed } : {}), laterCommand, forkWaitMs, ...(baselineMs !== undefined ? { baselineMs } : {}) };
 }
 
 /** A 10-file workspace `<root>/<threadId>` for the unmeasured warm-up. */
@@ -433,7 +436,7 @@ export async function run({ quick }: { quick: boolean }): Promise<string> {
   ];
 
   const repsOf = (s: Setup) => results[s].length;
-  const forkNote = SETUPS.map((s) => `${LABEL[s]}: ${results[s].map((x) => (x.session.forkRestored ? "restored" : "kept")).join(", ") || "—"}`).join("; ");
+  const forkNote = SETUPS.map((s) => `${LABEL[s]}: ${results[s].map((x) => (x.session.forkRestored ? "restored" : x.session.forkNamed ? "kept, named in the first snapshot's changedWhileTaken" : "kept")).join(", ") || "—"}`).join("; ");
   const errorLines = SETUPS.flatMap((s) => results[s].flatMap((x) => [...x.session.errors, ...x.restart.errors].map((e) => `${LABEL[s]}: ${e}`)));
   const side = (pick: (rep: Rep) => number, unit: (v: number) => string) => SETUPS.map((s) => `${LABEL[s]} ${spread(col(s, pick), unit)}`).join(", ");
   return [
@@ -467,7 +470,7 @@ export async function run({ quick }: { quick: boolean }): Promise<string> {
     "",
     ...table,
     "",
-    `- After the fork, x.txt was ${forkNote}.`,
+    `- After the fork, x.txt was ${forkNote}. (With time travel on, \`touch x.txt\` ran before the first snapshot had listed the root — it waits up to 3 s for the watcher, ~0.4 s at 100k files, before it reads anything — so that snapshot holds x.txt and names it; a fork past a command in a thread's first seconds is exact only for what the snapshot had read before the command changed it.)`,
     `- The first snapshot (baseline, in the background) was committed ${spread(results.default.flatMap((x) => (x.session.baselineMs !== undefined ? [x.session.baselineMs] : [])), msOf)} after turn 1 began; turn 3's \`run_command\` does not wait for it (the snapshot names, by ctime, what the command changed before it was read); the script then waited ${spread(results.default.map((x) => x.session.forkWaitMs), msOf)} for it before the fork.`,
     `- Restart: building the workbench and agent took ${side((x) => x.restart.buildMs, msOf)}; \`wb.close()\` in the session took ${side((x) => x.session.closeMs, msOf)}.`,
     `- RSS at process start (after imports): ${side((x) => x.session.rssStart, mib)}; kernel high-water mark (\`maxRSS\`) of the session process: ${side((x) => x.session.maxRss, mib)}.`,
