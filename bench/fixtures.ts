@@ -4,6 +4,7 @@
  * `.bench-data/` at the repository root and reused when complete.
  */
 import { mkdir, readdir, rm, stat, writeFile } from "node:fs/promises";
+import { exists } from "../src/snapshots/exists.js";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { isCredentialPath } from "../src/guards/credentials.js";
@@ -106,15 +107,8 @@ function pad(n: number, width: number): string {
   return String(n).padStart(width, "0");
 }
 
-/** Whether `p` exists (any kind of entry). */
-export async function exists(p: string): Promise<boolean> {
-  try {
-    await stat(p);
-    return true;
-  } catch {
-    return false;
-  }
-}
+/** Whether `p` exists (any kind of entry): the store's own check. */
+export { exists };
 
 /** A synthetic article page (nav + article with text, code, lists), about `chars` long. */
 export function htmlPageOf(chars: number): string {
