@@ -145,11 +145,14 @@ export class FileManagerHooks {
       await ws.ensure(host);
       // ensure() is memoised; the directory may have been deleted since.
       await host.mkdirp(ws.dir);
-      let tracker = this.trackerFor(ws, host);
+      // A look at every file that goes without the watcher anyway (a restart on a large
+      // workspace) runs before the watcher starts, not beside its crawl.
+      const watcherAfter = !this.closed && !this.pool.has(ws.dir) && (await this.timeTravel.looksBeforeWatcher({ ws, host }));
+      let tracker = watcherAfter ? undefined : this.trackerFor(ws, host);
       // Outside the catch below: with restore "ask" it raises an interrupt.
       const addressed = runAddressesCheckpoint(runtime?.configurable);
       const { restored, ...travel } = (await this.timeTravel.sync(state, { ws, host, tracker }, { scan: true, addressed }).catch(rethrow)) ?? {};
-      if (restored) tracker = this.trackerFor(ws, host);
+      if (restored || watcherAfter) tracker = this.trackerFor(ws, host);
       const newest = tracker?.newestMtimeMs ?? (await host.stat(ws.dir))?.mtimeMs ?? 0;
       return {
         ...travel,

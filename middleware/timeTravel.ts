@@ -79,6 +79,15 @@ const TRACKER_READY_WAIT_MS = { background: 3_000, run: 150 } as const;
 /** What a watcher needs per file to become live (measured: ~0.4 s at 100k files). */
 const TRACKER_READY_MS_PER_FILE = 0.004;
 
+/**
+ * Whether a full look over `files` files (undefined: not known) waits up to `waitMs` for the
+ * thread's watcher: only when the watcher can be live in that time; a look that did not wait sets
+ * no mark either way.
+ */
+export function waitsForWatcher(files: number | undefined, waitMs: number): boolean {
+  return files === undefined || files * TRACKER_READY_MS_PER_FILE <= waitMs;
+}
+
 /** More paths listed by the tracker than this: a stat pass instead. */
 const MAX_DRIFT_PATHS = 2_000;
 
@@ -331,6 +340,24 @@ export class TimeTravel {
   }
 
   /**
+   * Whether the run-start look of `t` will stat every file without waiting for a watcher: the
+   * store knows too many files for a watcher to be live in time, and no mark says what changed
+   * since a look. The caller then starts the thread's watcher after the look, so the watcher's own
+   * crawl (~0.4 s at 100k files) does not compete with the look for the CPU; the look's result and
+   * the next run's look are the same either way (no mark without a live watcher).
+   */
+  async looksBeforeWatcher(t: TimeTravelThread): Promise<boolean> {
+    if (this.marks.has(t.ws.threadId) || this.looks.has(t.ws.threadId)) return false;
+    try {
+      const store = await this.storeOf(t);
+      const files = store ? await store.warm() : undefined;
+      return !waitsForWatcher(files, TRACKER_READY_WAIT_MS.run);
+    } catch {
+      return false; // sync() reports the store's failure itself.
+    }
+  }
+
+  /**
    * Takes the baseline in the background (see {@link looks}). Tools that run before it commits
    * hand in their pre-images.
    */
@@ -379,8 +406,7 @@ export class TimeTravel {
     if (what === "all") {
       const wait = TRACKER_READY_WAIT_MS[look.background ? "background" : "run"];
       const files = await store.warm();
-      // A watcher that cannot be live in time is not waited for: the look goes without a mark either way.
-      if (files === undefined || files * TRACKER_READY_MS_PER_FILE <= wait) await this.awaitLive(t, wait);
+      if (waitsForWatcher(files, wait)) await this.awaitLive(t, wait);
     }
     const cursor = this.cursorOf(t);
     const id = await store.snapshot({
