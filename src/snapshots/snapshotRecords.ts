@@ -6,10 +6,14 @@
 import { readdir, readFile, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import pLimit from "p-limit";
+import { readStoreTexts } from "./blobWorker.js";
 import { exists } from "./exists.js";
 import { chunkDirMap, parseTree, sha256, treeText, type DirChunk, type SkippedEntry, type SnapshotFile, type SnapshotRecord, type StoredRecordV3 } from "./format.js";
 import type { StoreFiles } from "./storeFiles.js";
 import type { WorkingDir } from "./workingDir.js";
+
+/** Tree texts a request to the blob worker reads at most (a few MiB in its capped heap). */
+const TEXT_BATCH = 250;
 
 /** How many skipped entries a record lists by name. */
 export const MAX_LISTED_SKIPS = 200;
@@ -138,9 +142,15 @@ export class SnapshotRecords {
     return rm(path.join(this.snaps, `${id}.json`), { force: true });
   }
 
-  /** The stored text of tree `hash`. */
-  readTreeText(hash: string): Promise<string> {
-    return readFile(path.join(this.trees, hash), "utf8");
+  /** The stored texts of trees `hashes`, in order, read in the blob worker in batches (one that cannot be read throws). */
+  async readTreeTexts(hashes: readonly string[]): Promise<string[]> {
+    const batches: string[][] = [];
+    for (let i = 0; i < hashes.length; i += TEXT_BATCH) batches.push(hashes.slice(i, i + TEXT_BATCH).map((h) => path.join(this.trees, h)));
+    const texts = (await Promise.all(batches.map((b) => readStoreTexts(b)))).flat();
+    return texts.map((t, i) => {
+      if (t === null) throw new Error(`snapshot tree ${hashes[i]} could not be read`);
+      return t;
+    });
   }
 
   async readTree(hash: string): Promise<Map<string, SnapshotFile>> {

@@ -6,7 +6,6 @@
  */
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import pLimit from "p-limit";
 import { childOf, isUnder, parentOf, parseTree, type SkippedEntry, type SnapshotFile, type SnapshotRecord } from "./format.js";
 import type { SnapshotRecords } from "./snapshotRecords.js";
 import type { StoreFiles } from "./storeFiles.js";
@@ -87,16 +86,13 @@ export class WorkingIndex {
     if (cache) {
       // Tree texts kept packed, with the listing digests of the last scan: the first scan of a
       // new process unpacks only the directories whose listing moved.
-      const limit = pLimit(16);
-      await Promise.all(
-        Object.entries(record.dirs).map(([rel, h]) =>
-          limit(async () => {
-            const c = cache[rel];
-            const text = await this.records.readTreeText(h);
-            working.set(rel, c && c[0] === h ? WorkingDir.packed(text, h, c[2], c[3], c[1] || undefined) : new WorkingDir(parseTree(text), h));
-          }),
-        ),
-      );
+      const dirs = Object.entries(record.dirs);
+      const texts = await this.records.readTreeTexts(dirs.map(([, h]) => h));
+      dirs.forEach(([rel, h], i) => {
+        const c = cache[rel];
+        const text = texts[i]!;
+        working.set(rel, c && c[0] === h ? WorkingDir.packed(text, h, c[2], c[3], c[1] || undefined) : new WorkingDir(parseTree(text), h));
+      });
       return working;
     }
     const dirs = await this.records.loadDirs(record);
