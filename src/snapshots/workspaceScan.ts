@@ -12,7 +12,7 @@ import path from "node:path";
 import pLimit from "p-limit";
 import { DirHandle, EntryChangedError } from "../environment/dirHandle.js";
 import { isAtomicTempName } from "../environment/tempFiles.js";
-import { listTree, type ListedDir, type ListedEntry } from "../environment/listWorker.js";
+import { CTIME_SLACK_MS, listTree, type ListedDir, type ListedEntry } from "../environment/listWorker.js";
 import { dirToRead, readFilesIntoStore, readResultAt, type BlobLayout } from "./blobWorker.js";
 import type { ObjectStore } from "./objects.js";
 import { childOf, isUnder, parentOf, printableBytes, type SnapshotFile } from "./format.js";
@@ -28,12 +28,6 @@ const READ_BATCH = 1_000;
 const READ_BATCH_BYTES = 4 * 1024 * 1024;
 /** Listing chunks (~2,000 entries each) a scan records at once: two read batches each, for three readers. */
 const CHUNKS_IN_FLIGHT = 3;
-
-/**
- * How far an inode's ctime may trail the wall clock read just before the change that set it
- * (the kernel stamps inodes from a coarse clock, one tick behind at most: 4 ms at HZ=250).
- */
-const CTIME_SLACK_MS = 20;
 
 /** What a snapshot needs to know of a file or link before reading it (from a listing or an `lstat`). */
 type EntryStat = Omit<ListedEntry, "name" | "raw">;
