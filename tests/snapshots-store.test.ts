@@ -12,7 +12,12 @@ import { fileURLToPath } from "node:url";
 import { brotliDecompressSync } from "node:zlib";
 import { TimeTravel } from "../middleware/timeTravel.js";
 import { diffSnapshots, SnapshotStore } from "../src/snapshots/index.js";
+import { ObjectStore } from "../src/snapshots/objects.js";
+import { SnapshotRecords } from "../src/snapshots/snapshotRecords.js";
 import { chunkDirMap } from "../src/snapshots/store.js";
+import { StoreFiles } from "../src/snapshots/storeFiles.js";
+import { WorkingIndex } from "../src/snapshots/workingIndex.js";
+import { WorkspaceScan } from "../src/snapshots/workspaceScan.js";
 import { chooseByCountAndAge } from "../src/snapshots/retention.js";
 import { Workspace } from "../src/workspace.js";
 import { contents } from "./helpers/files.js";
@@ -89,7 +94,7 @@ function report(bytes: number, v: number): string {
 }
 
 describe("snapshot store", () => {
-  test("between snapshots the working set is packed: one string per directory, unpacked only where a snapshot reads", async () => {
+  test("between snapshots the working set is packed: one buffer per directory (off the JavaScript heap), unpacked only where a snapshot reads", async () => {
     const { dir, store } = await fresh();
     for (const d of ["a", "b", "c"]) {
       await mkdir(path.join(dir, d), { recursive: true });
@@ -97,8 +102,8 @@ describe("snapshot store", () => {
     }
     const first = await store.snapshot();
     // The working set is private; its packing is what keeps a 100k-file workspace off the heap.
-    const working = () => (store as unknown as { working: Map<string, { size: number; map?: unknown; packed?: string }> }).working;
-    for (const [rel, d] of working()) assert.ok(d.map === undefined && typeof d.packed === "string", `directory ${JSON.stringify(rel)} is packed`);
+    const working = () => (store as unknown as { working: Map<string, { size: number; map?: unknown; packed?: unknown }> }).working;
+    for (const [rel, d] of working()) assert.ok(d.map === undefined && Buffer.isBuffer(d.packed), `directory ${JSON.stringify(rel)} is packed`);
     assert.equal(working().get("b")!.size, 30, "its size is known while packed");
     await writeFile(path.join(dir, "b", "f7.txt"), "edited\n");
     const second = await store.snapshot({ paths: [path.join(dir, "b", "f7.txt")] });
@@ -110,6 +115,29 @@ describe("snapshot store", () => {
     assert.equal(files.get("a/f7.txt")!.s, "a 7\n".length, "untouched directories keep their entries through packing");
     await store.restore(first);
     assert.equal(await readFile(path.join(dir, "b", "f7.txt"), "utf8"), "b 7\n", "a restore from packed directories is exact");
+  });
+
+  test("a full look holds each directory packed, its tree written, as soon as it is recorded: before any commit", async () => {
+    const { dir, storeDir } = await fresh();
+    for (const d of ["a", "a/b", "c"]) {
+      await mkdir(path.join(dir, d), { recursive: true });
+      for (let i = 0; i < 20; i++) await writeFile(path.join(dir, d, `f${i}.txt`), `${d} ${i}\n`);
+    }
+    const files = new StoreFiles();
+    const records = new SnapshotRecords(storeDir, files);
+    const index = new WorkingIndex(storeDir, records, files);
+    const scan = new WorkspaceScan(dir, policy, { maxFileBytes: 1e9, maxSnapshotBytes: 1e12 }, new ObjectStore(storeDir), index);
+    index.working = new Map();
+    scan.resetBudget();
+    await scan.scan();
+    const working = index.working as unknown as Map<string, { map?: unknown; packed?: unknown; hash?: string; size: number }>;
+    assert.deepEqual([...working.keys()].sort(), ["", "a", "a/b", "c"]);
+    for (const [rel, d] of working) {
+      assert.ok(d.map === undefined && Buffer.isBuffer(d.packed) && d.hash !== undefined, `directory ${JSON.stringify(rel)} is packed and hashed`);
+      assert.ok((await stat(path.join(records.trees, d.hash!))).isFile(), `the tree of ${JSON.stringify(rel)} is stored`);
+    }
+    assert.equal(working.get("a/b")!.size, 20);
+    assert.equal(await readdir(path.join(storeDir, "snaps")).catch(() => []).then((n) => n.length), 0, "no record was written");
   });
 
   test("unchanged files cost nothing; one edit adds one blob and one tree", async () => {

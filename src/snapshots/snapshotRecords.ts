@@ -43,19 +43,10 @@ export class SnapshotRecords {
     let bytes = 0;
     for (const rel of [...working.keys()].sort()) {
       const d = working.get(rel)!;
-      if (d.hash === undefined || d.bytes === undefined) {
-        const { text, named } = treeText(d.files);
-        // Named by content, size and mode only: mtimes (kept in the object as a stat cache, and to
-        // set on restore) never make the same files a different snapshot.
-        d.hash = sha256(named);
-        await this.files.writeObject(path.join(this.trees, d.hash), text);
-        d.bytes = 0;
-        for (const f of d.files.values()) d.bytes += f.s;
-        d.pack(text);
-      } else d.pack();
-      dirs[rel] = d.hash;
+      await this.seal(d);
+      dirs[rel] = d.hash!;
       files += d.size;
-      bytes += d.bytes;
+      bytes += d.bytes!;
     }
     const id = sha256(JSON.stringify(dirs)).slice(0, 24);
     const file = path.join(this.snaps, `${id}.json`);
@@ -119,6 +110,26 @@ export class SnapshotRecords {
   /** After a prune: a chunk known before may be gone. */
   forgetChunks(): void {
     this.knownChunks.clear();
+  }
+
+  /**
+   * Writes the tree of `d` when it is dirty (setting its hash and bytes), and packs it: a full
+   * look seals each directory as it records it, so the working set of a baseline is held as tree
+   * texts (~110 bytes a file), not as objects (~250), until the commit.
+   */
+  async seal(d: WorkingDir): Promise<void> {
+    if (d.hash === undefined || d.bytes === undefined) {
+      const { text, named } = treeText(d.files);
+      // Named by content, size and mode only: mtimes (kept in the object as a stat cache, and to
+      // set on restore) never make the same files a different snapshot.
+      const hash = sha256(named);
+      await this.files.writeObject(path.join(this.trees, hash), text);
+      let bytes = 0;
+      for (const f of d.files.values()) bytes += f.s;
+      d.hash = hash;
+      d.bytes = bytes;
+      d.pack(text);
+    } else d.pack();
   }
 
   /** Every readable record, newest first. */

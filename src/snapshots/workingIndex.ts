@@ -126,6 +126,12 @@ export class WorkingIndex {
     this.cacheText = text;
   }
 
+  /** Writes the tree of directory `rel` now and packs it ({@link SnapshotRecords.seal}); a directory edited meanwhile stays dirty. */
+  async seal(rel: string): Promise<void> {
+    const d = this.working?.get(rel);
+    if (d) await this.records.seal(d);
+  }
+
   ensureDir(rel: string): WorkingDir {
     const working = this.working!;
     let d = working.get(rel);

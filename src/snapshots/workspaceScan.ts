@@ -484,6 +484,9 @@ export class WorkspaceScan {
       next.sig = t.sig;
       working.set(t.rel, next);
     }
+    // Held as tree texts from here on, not as an object per file (100k files: ~10 MB less live
+    // heap at the end of a baseline, which V8 doubles in the heap it keeps).
+    for (const d of dirs) await this.index.seal(d.rel);
   }
 
   /**
