@@ -224,6 +224,8 @@ interface SessionResult extends ScriptTimes {
 interface RestartResult {
   buildMs: number;
   turn: number;
+  /** The next no-tool turn, 2 s after the restart's (a user's pause): no full look again. */
+  nextTurn: number;
   rssStart: number;
   rssPeak: number;
   maxRss: number;
@@ -251,6 +253,9 @@ async function sessionChild(args: ChildArgs): Promise<SessionResult> {
   return { ...times, closeMs, rssStart: rss.start, rssPeak: peak, maxRss, errors };
 }
 
+/** The pause before the turn after the restart's (a user reading the answer; the background check for a mark runs in it). */
+const NEXT_TURN_PAUSE_MS = 2_000;
+
 /** The restart child: warm-up, then a new workbench on the same root and one no-tool turn with the stored checkpoints. */
 async function restartChild(args: ChildArgs): Promise<RestartResult> {
   const rss = rssSampler();
@@ -265,13 +270,17 @@ async function restartChild(args: ChildArgs): Promise<RestartResult> {
   const agent = agentOf(args.setup, wb, saver, [new AIMessage("Still here.")]);
   const buildMs = performance.now() - t0;
   let turn: number;
+  let nextTurn: number;
   try {
     turn = await timedTurn(agent, { messages: [new HumanMessage("Are you still there?")] }, { configurable: { thread_id: args.threadId } });
+    await new Promise((r) => setTimeout(r, NEXT_TURN_PAUSE_MS));
+    const next = agentOf(args.setup, wb, saver, [new AIMessage("Yes, still here.")]);
+    nextTurn = await timedTurn(next, { messages: [new HumanMessage("Good.")] }, { configurable: { thread_id: args.threadId } });
   } finally {
     await wb.close();
   }
   const { peak, maxRss } = rss.stop();
-  return { buildMs, turn, rssStart: rss.start, rssPeak: peak, maxRss, errors };
+  return { buildMs, turn, nextTurn, rssStart: rss.start, rssPeak: peak, maxRss, errors };
 }
 
 const SESSION_FLAG = "--time-travel-session=";
@@ -395,7 +404,7 @@ export async function run({ quick }: { quick: boolean }): Promise<string> {
         results[setup].push({ session, restart, store, copyMs });
         process.stderr.write(
           `timeTravel bench: ${setup}: first ${msOf(session.firstTurn)}, after write ${msOf(session.afterWrite)}, run_command ${msOf(session.runCommand)}, ` +
-            `fork ${msOf(session.fork)}, later run_command ${msOf(session.laterCommand)}, restart ${msOf(restart.turn)}, peak RSS ${mib(session.rssPeak)}` +
+            `fork ${msOf(session.fork)}, later run_command ${msOf(session.laterCommand)}, restart ${msOf(restart.turn)}, next ${msOf(restart.nextTurn)}, peak RSS ${mib(session.rssPeak)}` +
             `${session.baselineMs !== undefined ? `, baseline in after ${msOf(session.baselineMs)}` : ""}\n`,
         );
         await rm(root, { recursive: true, force: true });
@@ -416,6 +425,7 @@ export async function run({ quick }: { quick: boolean }): Promise<string> {
     { label: "fork to the end of turn 1 (one file differs)", pick: (x) => x.session.fork, unit: msOf, target: 300 },
     { label: "run_command turn after the fork (`touch y.txt`; the first snapshot is in)", pick: (x) => x.session.laterCommand, unit: msOf, target: 300 },
     { label: "restart (fresh process, one no-tool turn)", pick: (x) => x.restart.turn, unit: msOf, target: 500 },
+    { label: "next turn after the restart (2 s later, no tool call)", pick: (x) => x.restart.nextTurn, unit: msOf, target: 50 },
     { label: "peak RSS (session process)", pick: (x) => x.session.rssPeak, unit: mib, target: 150 * 1024 * 1024 },
     { label: "peak RSS (restart process)", pick: (x) => x.restart.rssPeak, unit: mib },
   ];
@@ -454,7 +464,8 @@ export async function run({ quick }: { quick: boolean }): Promise<string> {
     "   from the checkpoint at the end of turn 1 (`getStateHistory`, then `invoke` with its `config`); x.txt differs;",
     "   then **another run_command turn** (`touch y.txt`), the first snapshot long committed;",
     "5. **restart**: the session process closes the workbench (`await wb.close()`) and exits; a fresh process loads the stored",
-    "   checkpoints into a new `MemorySaver`, builds a new workbench on the same root and runs one no-tool turn on the same thread.",
+    "   checkpoints into a new `MemorySaver`, builds a new workbench on the same root and runs one no-tool turn on the same thread;",
+    "   2 s later (a user's pause) it runs one more no-tool turn.",
     "",
     "The session (1–4) and the restart each run in their own fresh process; each process first runs the same script once,",
     "unmeasured, on a 10-file workspace elsewhere, so module loading and JIT warm-up stay out of the figures. Peak RSS:",

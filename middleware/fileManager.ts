@@ -153,6 +153,9 @@ export class FileManagerHooks {
       const addressed = runAddressesCheckpoint(runtime?.configurable);
       const { restored, ...travel } = (await this.timeTravel.sync(state, { ws, host, tracker }, { scan: true, addressed }).catch(rethrow)) ?? {};
       if (restored || watcherAfter) tracker = this.trackerFor(ws, host);
+      // That look left no mark (no watcher was live): one is set once a background listing finds
+      // the files as the look recorded them, so the next run does not look at every file again.
+      if (watcherAfter && !restored && tracker) void this.timeTravel.markWhenVerified({ ws, host, tracker });
       const newest = tracker?.newestMtimeMs ?? (await host.stat(ws.dir))?.mtimeMs ?? 0;
       return {
         ...travel,

@@ -76,6 +76,8 @@ export function runAddressesCheckpoint(configurable: Record<string, unknown> | u
  * and without a live watcher takes its look without a mark, so the next run looks in full again.
  */
 const TRACKER_READY_WAIT_MS = { background: 3_000, run: 150 } as const;
+/** How long a background check for a mark ({@link TimeTravel.markWhenVerified}) waits for the watcher. */
+const VERIFY_WAIT_MS = 10_000;
 /** What a watcher needs per file to become live (measured: ~0.4 s at 100k files). */
 const TRACKER_READY_MS_PER_FILE = 0.004;
 
@@ -186,6 +188,8 @@ export class TimeTravel {
    * The entry goes when the chain has drained.
    */
   private readonly looks = new Map<string, Look>();
+  /** Background listings that may set a mark after a look without a watcher ({@link markWhenVerified}). */
+  private readonly verifying = new Set<Promise<void>>();
   /** Threads on other machines are snapshotted with `timeTravel.remote`; else skipped (reported once if the app configured time travel). */
   private readonly remote: boolean;
   private warnedRemote: boolean;
@@ -354,6 +358,35 @@ export class TimeTravel {
       return !waitsForWatcher(files, TRACKER_READY_WAIT_MS.run);
     } catch {
       return false; // sync() reports the store's failure itself.
+    }
+  }
+
+  /**
+   * After a run-start look that went without a watcher ({@link looksBeforeWatcher}): once the
+   * thread's watcher is live, one listing in the background checks that the files are still what
+   * that look recorded (directory digests only; nothing read, nothing committed, so no head can go
+   * stale). If so, the watcher's cursor from before the listing becomes the mark: whatever changed
+   * after it, the watcher lists, and the next run looks at just that instead of every file again.
+   * A mark set meanwhile (a look, a restore) is newer and stays. `close()` waits for it.
+   */
+  markWhenVerified(t: TimeTravelThread): void {
+    const run: Promise<void> = this.verifyThenMark(t).finally(() => this.verifying.delete(run));
+    this.verifying.add(run);
+  }
+
+  private async verifyThenMark(t: TimeTravelThread): Promise<void> {
+    const threadId = t.ws.threadId;
+    try {
+      const tracker = t.tracker ?? this.hooks.tracker?.(t.ws);
+      if (!tracker || this.trackerBlind || this.marks.has(threadId)) return;
+      await this.awaitLive(t, VERIFY_WAIT_MS);
+      const cursor = this.cursorOf(t);
+      if (!cursor || this.marks.has(threadId) || this.looks.has(threadId)) return;
+      const store = await this.storeOf(t);
+      if (!store || !(await store.matchesDisk())) return;
+      if (!this.marks.has(threadId) && this.trackerOf(t) === cursor.tracker) this.setMark(t, cursor);
+    } catch (error) {
+      this.hooks.report(error, threadId);
     }
   }
 
@@ -639,7 +672,7 @@ export class TimeTravel {
 
   /** Waits for every background baseline and the snapshots queued behind it (the FileManager's `close()`). */
   async close(): Promise<void> {
-    while (this.looks.size > 0) await Promise.all([...this.looks.values()].map((b) => b.chain));
+    while (this.looks.size > 0 || this.verifying.size > 0) await Promise.all([...[...this.looks.values()].map((b) => b.chain), ...this.verifying]);
   }
 
   /** Records the workspace now (full stat pass) and returns the snapshot id. */

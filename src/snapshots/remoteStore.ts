@@ -23,7 +23,7 @@ const MAX_PULLED_PATHS = 2000;
 /** The store operations time travel uses; the local store and the remote façade both have them. */
 export type ThreadSnapshots = Pick<
   SnapshotStore,
-  "peekHead" | "headId" | "headInfo" | "assign" | "resolve" | "list" | "has" | "manifest" | "readBlob" | "warm" | "capture" | "openLook" | "protectBaseline" | "flagChangesFrom" | "commitCaptured" | "snapshot" | "restore" | "restorePaths" | "prune" | "storeBytes"
+  "peekHead" | "headId" | "headInfo" | "assign" | "resolve" | "list" | "has" | "manifest" | "readBlob" | "warm" | "matchesDisk" | "capture" | "openLook" | "protectBaseline" | "flagChangesFrom" | "commitCaptured" | "snapshot" | "restore" | "restorePaths" | "prune" | "storeBytes"
 >;
 
 export class RemoteSnapshotStore implements ThreadSnapshots {
@@ -81,6 +81,10 @@ export class RemoteSnapshotStore implements ThreadSnapshots {
   }
   warm(): Promise<number | undefined> {
     return this.inner.warm();
+  }
+  /** The mirror is not the remote workspace: a listing here proves nothing there. */
+  matchesDisk(): Promise<boolean> {
+    return Promise.resolve(false);
   }
   prune(): ReturnType<SnapshotStore["prune"]> {
     return this.inner.prune();

@@ -505,6 +505,18 @@ export class SnapshotStore {
   }
 
   /**
+   * Whether the files are still what the working set records, by one listing's directory digests
+   * (names, kinds, sizes, mtimes and modes, as a full look compares them): nothing read, nothing
+   * committed, and other operations go on meanwhile (only the digests are taken in turn). False
+   * when the working set is not verified against the disk, or a directory has no digest (it holds
+   * an entry a look skipped).
+   */
+  async matchesDisk(): Promise<boolean> {
+    const known = await this.serial(async () => (this.working && !this.index.unverified ? this.scanner.digests() : undefined));
+    return known ? this.scanner.listsAsKnown(known) : false;
+  }
+
+  /**
    * Reads the head ahead of the next full look (a run start does this while it may wait for the
    * watcher) and answers how many files it records, when known: from the working set, or its
    * cache when cold (the first full look loads the working set while it lists).

@@ -350,6 +350,43 @@ export class WorkspaceScan {
   }
 
   /**
+   * The working set's listing digests (directory → digest) and the files it records, or undefined
+   * when a directory has none (it holds a skipped entry, or was edited since it was listed).
+   */
+  digests(): { known: Map<string, string>; files: number } | undefined {
+    const known = new Map<string, string>();
+    let files = 0;
+    for (const [rel, d] of this.index.working!) {
+      if (d.sig === undefined || d.hash === undefined) return undefined;
+      known.set(rel, d.sig);
+      files += d.size;
+    }
+    return { known, files };
+  }
+
+  /**
+   * Whether one listing of the workspace finds every directory of `known` with its digest, and
+   * no other directory. Streamed: a directory that moved comes back with its rows, dropped at once.
+   */
+  async listsAsKnown({ known, files }: { known: Map<string, string>; files: number }): Promise<boolean> {
+    let same = true;
+    let listed = 0;
+    const listing = await listTree(this.dir, "", [...this.ignore], {
+      followStart: true,
+      known,
+      split: files > SPLIT_LISTING_ABOVE,
+      onChunk: (take) => {
+        for (const d of take()) {
+          listed++;
+          if (d.entries !== undefined || !known.has(d.rel)) same = false;
+        }
+      },
+    });
+    for (const d of listing.dirs) if (d.entries !== undefined || !known.has(d.rel) || ++listed > known.size) same = false;
+    return same && listing.tooDeep.length === 0 && listed === known.size;
+  }
+
+  /**
    * Looks at directory `rel` itself again, not below it (a subdirectory that appeared is scanned,
    * one that went is dropped). True when what the working set records there moved.
    */
