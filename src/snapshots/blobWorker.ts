@@ -408,9 +408,14 @@ ${WORKER_DIR_WALK}
   };
   parentPort.on("message", (msg) => {
     if (msg.op === "readTexts") {
-      // Store files (trees): the host's own, read whole; null where one cannot be.
-      const texts = msg.paths.map((p) => { try { return fs.readFileSync(p, "utf8"); } catch { return null; } });
-      parentPort.postMessage({ id: msg.id, texts });
+      // Store files (trees): the host's own, read whole, back to back in one transferred buffer;
+      // ends[i] where file i ends, -1 where one cannot be read.
+      const parts = msg.paths.map((p) => { try { return fs.readFileSync(p); } catch { return null; } });
+      const data = Buffer.allocUnsafeSlow(parts.reduce((n, b) => n + (b ? b.length : 0), 0));
+      const ends = new Float64Array(parts.length);
+      let at = 0;
+      parts.forEach((b, i) => { if (b) { b.copy(data, at); at += b.length; ends[i] = at; } else ends[i] = -1; });
+      parentPort.postMessage({ id: msg.id, data, ends }, [data.buffer, ends.buffer]);
       return;
     }
     try {
@@ -527,7 +532,8 @@ interface Reply {
   blobs?: (Uint8Array | null)[];
   sizes?: number[];
   reclaimed?: number;
-  texts?: (string | null)[];
+  data?: Uint8Array;
+  ends?: Float64Array;
 }
 
 let shared: EvalWorker<Reply> | undefined;
@@ -624,12 +630,23 @@ export async function readPacked(hashes: string[], layout: BlobLayout): Promise<
 }
 
 /**
- * The text of each of the store's own files `paths` (null where one cannot be read), read in the
+ * The bytes of each of the store's own files `paths` (null where one cannot be read), read in the
  * worker: a cold start's ~1,000 tree texts at 100k files cost the main thread ~4 pool hand-offs
- * each as `readFile`s (~0.3 s of its time beside the listing), here one message.
+ * each as `readFile`s (~0.3 s of its time beside the listing); here one message, and one
+ * transferred buffer the results are views of (no string made or copied on the main thread).
  */
-export async function readStoreTexts(paths: string[]): Promise<(string | null)[]> {
-  return (await request({ op: "readTexts", paths })).texts ?? [];
+export async function readStoreFiles(paths: string[]): Promise<(Buffer | null)[]> {
+  const reply = await request({ op: "readTexts", paths });
+  const data = Buffer.from(reply.data!.buffer, reply.data!.byteOffset, reply.data!.byteLength);
+  const ends = reply.ends!;
+  let from = 0;
+  return paths.map((_, i) => {
+    const end = ends[i]!;
+    if (end < 0) return null;
+    const part = data.subarray(from, end);
+    from = end;
+    return part;
+  });
 }
 
 /** What packed blobs take in their pack (header included); -1 for a blob in no pack. */

@@ -6,7 +6,7 @@
 import { readdir, readFile, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import pLimit from "p-limit";
-import { readStoreTexts } from "./blobWorker.js";
+import { readStoreFiles } from "./blobWorker.js";
 import { exists } from "./exists.js";
 import { chunkDirMap, parseTree, sha256, treeText, type DirChunk, type SkippedEntry, type SnapshotFile, type SnapshotRecord, type StoredRecordV3 } from "./format.js";
 import type { StoreFiles } from "./storeFiles.js";
@@ -153,11 +153,11 @@ export class SnapshotRecords {
     return rm(path.join(this.snaps, `${id}.json`), { force: true });
   }
 
-  /** The stored texts of trees `hashes`, in order, read in the blob worker in batches (one that cannot be read throws). */
-  async readTreeTexts(hashes: readonly string[]): Promise<string[]> {
+  /** The stored texts of trees `hashes` as bytes, in order, read in the blob worker in batches (one that cannot be read throws). */
+  async readTreeTexts(hashes: readonly string[]): Promise<Buffer[]> {
     const batches: string[][] = [];
     for (let i = 0; i < hashes.length; i += TEXT_BATCH) batches.push(hashes.slice(i, i + TEXT_BATCH).map((h) => path.join(this.trees, h)));
-    const texts = (await Promise.all(batches.map((b) => readStoreTexts(b)))).flat();
+    const texts = (await Promise.all(batches.map((b) => readStoreFiles(b)))).flat();
     return texts.map((t, i) => {
       if (t === null) throw new Error(`snapshot tree ${hashes[i]} could not be read`);
       return t;

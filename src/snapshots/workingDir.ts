@@ -28,11 +28,11 @@ export class WorkingDir {
     this.hash = hash;
   }
 
-  /** A clean directory from its stored tree text, unparsed (count and bytes from the working-set cache). */
-  static packed(text: string, hash: string, count: number, bytes: number, sig: string | undefined): WorkingDir {
+  /** A clean directory from its stored tree text (as bytes, kept as they are), unparsed (count and bytes from the working-set cache). */
+  static packed(text: Buffer, hash: string, count: number, bytes: number, sig: string | undefined): WorkingDir {
     const d = new WorkingDir(undefined, hash);
     d.map = undefined;
-    d.packed = Buffer.from(text, "utf8");
+    d.packed = text;
     d.count = count;
     d.bytes = bytes;
     d.sig = sig;

@@ -91,7 +91,7 @@ export class WorkingIndex {
       dirs.forEach(([rel, h], i) => {
         const c = cache[rel];
         const text = texts[i]!;
-        working.set(rel, c && c[0] === h ? WorkingDir.packed(text, h, c[2], c[3], c[1] || undefined) : new WorkingDir(parseTree(text), h));
+        working.set(rel, c && c[0] === h ? WorkingDir.packed(text, h, c[2], c[3], c[1] || undefined) : new WorkingDir(parseTree(text.toString("utf8")), h));
       });
       return working;
     }
