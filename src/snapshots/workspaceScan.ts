@@ -371,18 +371,14 @@ export class WorkspaceScan {
   async listsAsKnown({ known, files }: { known: Map<string, string>; files: number }): Promise<boolean> {
     let same = true;
     let listed = 0;
-    const listing = await listTree(this.dir, "", [...this.ignore], {
-      followStart: true,
-      known,
-      split: files > SPLIT_LISTING_ABOVE,
-      onChunk: (take) => {
-        for (const d of take()) {
-          listed++;
-          if (d.entries !== undefined || !known.has(d.rel)) same = false;
-        }
-      },
-    });
-    for (const d of listing.dirs) if (d.entries !== undefined || !known.has(d.rel) || ++listed > known.size) same = false;
+    const check = (dirs: readonly ListedDir[]) => {
+      for (const d of dirs) {
+        listed++;
+        if (d.entries !== undefined || !known.has(d.rel)) same = false;
+      }
+    };
+    const listing = await listTree(this.dir, "", [...this.ignore], { followStart: true, known, split: files > SPLIT_LISTING_ABOVE, onChunk: (take) => check(take()) });
+    check(listing.dirs);
     return same && listing.tooDeep.length === 0 && listed === known.size;
   }
 
