@@ -18,7 +18,7 @@
  * The worker also holds each store's pack index (hash → pack, offset; ~100 bytes a blob, in the
  * worker's capped heap, not the main thread's) and serves packed reads (`getPacked`, restores'
  * `putEntries`), sizes and the packs' GC, and reads the store's tree texts for a cold start
- * (`readTexts`). One worker per process, unreferenced while idle.
+ * (`readStoreFiles`). One worker per process, unreferenced while idle.
  * Pack format: format.ts.
  */
 import { EvalWorker } from "../environment/evalWorker.js";
@@ -407,7 +407,7 @@ ${WORKER_DIR_WALK}
     return undefined;
   };
   parentPort.on("message", (msg) => {
-    if (msg.op === "readTexts") {
+    if (msg.op === "readStoreFiles") {
       // Store files (trees): the host's own, read whole, back to back in one transferred buffer;
       // ends[i] where file i ends, -1 where one cannot be read.
       const parts = msg.paths.map((p) => { try { return fs.readFileSync(p); } catch { return null; } });
@@ -636,7 +636,7 @@ export async function readPacked(hashes: string[], layout: BlobLayout): Promise<
  * transferred buffer the results are views of (no string made or copied on the main thread).
  */
 export async function readStoreFiles(paths: string[]): Promise<(Buffer | null)[]> {
-  const reply = await request({ op: "readTexts", paths });
+  const reply = await request({ op: "readStoreFiles", paths });
   const data = Buffer.from(reply.data!.buffer, reply.data!.byteOffset, reply.data!.byteLength);
   const ends = reply.ends!;
   let from = 0;

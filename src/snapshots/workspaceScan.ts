@@ -307,15 +307,7 @@ export class WorkspaceScan {
     cold?: { known: Map<string, string>; files: number; loaded: Promise<void> },
   ): Promise<void> {
     for (const k of [...this.index.skipped.keys()]) if (isUnder(k, rel) && k !== rel) this.index.skipped.delete(k);
-    let known = cold?.known;
-    let files = cold?.files ?? 0;
-    if (!known) {
-      known = new Map<string, string>();
-      for (const [k, d] of this.index.working!) {
-        if (d.sig !== undefined && d.hash !== undefined && isUnder(k, rel)) known.set(k, d.sig);
-        files += d.size;
-      }
-    }
+    const { known, files } = cold ?? this.knownDigests(rel);
     const split = start?.root === true && (files > SPLIT_LISTING_ABOVE || (cold ? files === 0 : this.index.working!.size === 0));
     // Streamed: each chunk of the listing is recorded (its files read) while the rest is listed.
     const seen = new Set<string>();
@@ -354,14 +346,25 @@ export class WorkspaceScan {
    * when a directory has none (it holds a skipped entry, or was edited since it was listed).
    */
   digests(): { known: Map<string, string>; files: number } | undefined {
+    const { known, files, complete } = this.knownDigests("");
+    return complete ? { known, files } : undefined;
+  }
+
+  /**
+   * The listing digests of the working set's directories at or under `rel` (those that have one),
+   * whether every one of them has one, and the files the whole working set records.
+   */
+  private knownDigests(rel: string): { known: Map<string, string>; files: number; complete: boolean } {
     const known = new Map<string, string>();
     let files = 0;
-    for (const [rel, d] of this.index.working!) {
-      if (d.sig === undefined || d.hash === undefined) return undefined;
-      known.set(rel, d.sig);
+    let complete = true;
+    for (const [k, d] of this.index.working!) {
       files += d.size;
+      if (!isUnder(k, rel)) continue;
+      if (d.sig !== undefined && d.hash !== undefined) known.set(k, d.sig);
+      else complete = false;
     }
-    return { known, files };
+    return { known, files, complete };
   }
 
   /**
