@@ -275,12 +275,16 @@ ${WORKER_DIR_WALK}
       try {
         for (const start of msg.starts) {
           let fd;
-          try { fd = fs.openSync(start.dir, msg.follow ? C.O_RDONLY | (C.O_DIRECTORY || 0) : DIR); } catch { fd = undefined; }
+          let real = start.dir;
+          // Named by its relative path under the walk root: reached O_NOFOLLOW component by
+          // component (openDir), stat'ed by descriptor (no proof is kept for the path above it).
+          if (msg.walkRoot !== undefined) { try { const held = openDir(msg.walkRoot, start.rel); fd = held.fd; real = held.real; } catch { fd = undefined; } }
+          else { try { fd = fs.openSync(start.dir, msg.follow ? C.O_RDONLY | (C.O_DIRECTORY || 0) : DIR); } catch { fd = undefined; } }
           // A start the caller trusts is its own proof; a half is proven by the root above it.
           if (fd !== undefined && msg.follow) provesAt(fd);
-          const anc = msg.follow ? [] : base && provable([], base.ctime, base.dev) ? [base] : null;
+          const anc = msg.walkRoot !== undefined ? null : msg.follow ? [] : base && provable([], base.ctime, base.dev) ? [base] : null;
           if (fd !== undefined) {
-            try { walk(fd, start.dir, start.rel, 0, anc); } finally { fs.closeSync(fd); }
+            try { walk(fd, real, start.rel, 0, anc); } finally { fs.closeSync(fd); }
           }
         }
       } finally { if (base) fs.closeSync(base.fd); }
@@ -330,8 +334,18 @@ async function list(
   reportDeep: boolean,
   onDirs?: (take: () => ListedDir[]) => void,
   trustedRoot?: string,
+  walkRoot?: string,
 ): Promise<Reply> {
-  const message = { starts, ignoreNames: [...ignoreNames], maxDepth, follow, known, reportDeep, ...(trustedRoot !== undefined ? { trustedRoot } : {}) };
+  const message = {
+    starts,
+    ignoreNames: [...ignoreNames],
+    maxDepth,
+    follow,
+    known,
+    reportDeep,
+    ...(trustedRoot !== undefined ? { trustedRoot } : {}),
+    ...(walkRoot !== undefined ? { walkRoot } : {}),
+  };
   if (!onDirs) return worker.request(message);
   // Chunks come on a port of their own; the reply (on the worker's port) follows the last one
   // posted, but two ports keep no order between them: both are awaited.
@@ -444,6 +458,20 @@ export async function listTree(
   const tooDeep: string[] = [];
   for (const reply of replies) for (const r of reply.tooDeep ?? []) tooDeep.push(r);
   return { dirs: replies.flatMap((r) => r.dirs ?? []).map(toListed), tooDeep };
+}
+
+/**
+ * Lists directories `rels` of the workspace `root` (relative, "" for the root itself) in one
+ * round trip: each reached from the root `O_DIRECTORY | O_NOFOLLOW` component by component, its
+ * entries with their `lstat` (by descriptor), nothing below it. A directory that is gone, or
+ * where something other than a directory sits on the way, is not in the reply.
+ */
+export async function listDirs(root: string, rels: readonly string[], ignoreNames: readonly string[]): Promise<TreeListing> {
+  if (rels.length === 0) return { dirs: [], tooDeep: [] };
+  const starts = rels.map((rel) => ({ dir: "", rel }));
+  const reply = await list(workerAt(0), starts, ignoreNames, false, [], 0, false, undefined, undefined, root);
+  if (reply.error !== undefined) throw new Error(`listing ${rels.length} directories failed: ${reply.error}`);
+  return { dirs: (reply.dirs ?? []).map(toListed), tooDeep: [] };
 }
 
 /**

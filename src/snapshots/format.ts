@@ -56,6 +56,17 @@ export interface SnapshotFile {
   l?: 1;
 }
 
+/**
+ * Whether an mtime listed on disk is the recorded one `t`. A restore sets mtimes through libuv,
+ * which truncates them to whole microseconds (and the seconds-as-double it takes can lose one
+ * more): an exact comparison would see every restored file as changed and read it again at the
+ * next look. Within 2 µs is the same (file times come from the kernel's coarse clock: two
+ * writes of the same size that far apart are not told apart by any stat cache).
+ */
+export function sameMtime(t: number, listed: number): boolean {
+  return Math.abs(t - listed) < 0.002;
+}
+
 /** An entry a snapshot saw but did not record (it stays as it is on restore). */
 export interface SkippedEntry {
   /** Relative path; bytes that are not UTF-8 shown as `\xNN`. */

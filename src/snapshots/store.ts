@@ -405,10 +405,8 @@ export class SnapshotStore {
         await this.scanner.scan(); // Much moved: one full look is cheaper.
         break;
       }
-      for (const rel of todo) {
-        verified.add(rel);
-        await this.scanner.relistDir(rel);
-      }
+      for (const rel of todo) verified.add(rel);
+      await this.scanner.relistDirs(todo);
     }
     const id = await this.commit(head?.id, "before-restore");
     if (head && id !== head.id) await this.saveHead({ ...head, id });

@@ -12,10 +12,10 @@ import path from "node:path";
 import pLimit from "p-limit";
 import { DirHandle, EntryChangedError } from "../environment/dirHandle.js";
 import { isAtomicTempName } from "../environment/tempFiles.js";
-import { CTIME_SLACK_MS, listTree, type ListedDir, type ListedEntry } from "../environment/listWorker.js";
+import { CTIME_SLACK_MS, listDirs, listTree, type ListedDir, type ListedEntry } from "../environment/listWorker.js";
 import { dirToRead, readFilesIntoStore, readResultAt, type BlobLayout } from "./blobWorker.js";
 import type { ObjectStore } from "./objects.js";
-import { childOf, isUnder, parentOf, printableBytes, type SnapshotFile } from "./format.js";
+import { childOf, isUnder, parentOf, printableBytes, sameMtime, type SnapshotFile } from "./format.js";
 import type { WorkingIndex } from "./workingIndex.js";
 import { WorkingDir } from "./workingDir.js";
 
@@ -41,7 +41,7 @@ function entryStat(st: Stats): EntryStat {
 
 /** The stat cache: a recorded entry still describes the file when size, mtime, mode and kind agree. */
 function statMatches(known: SnapshotFile, st: EntryStat): boolean {
-  return known.s === st.size && known.t === st.mtimeMs && known.m === (st.mode & 0o777) && Boolean(known.l) === (st.kind === "symlink");
+  return known.s === st.size && sameMtime(known.t, st.mtimeMs) && known.m === (st.mode & 0o777) && Boolean(known.l) === (st.kind === "symlink");
 }
 
 /** A file is sparse when far less is allocated than its size says (`truncate -s 1T`): never read. */
@@ -386,40 +386,38 @@ export class WorkspaceScan {
   }
 
   /**
-   * Looks at directory `rel` itself again, not below it (a subdirectory that appeared is scanned,
-   * one that went is dropped). True when what the working set records there moved.
+   * Looks at directories `rels` themselves again, not below them, in one listing (a subdirectory
+   * that appeared is scanned, one that went is dropped; a directory that is gone or no longer a
+   * directory is looked at as a path). True when what the working set records there moved.
    */
-  async relistDir(rel: string): Promise<boolean> {
+  async relistDirs(rels: readonly string[]): Promise<boolean> {
     const working = this.index.working!;
-    const before = working.get(rel);
-    const name = rel.slice(rel.lastIndexOf("/") + 1);
-    const parent = rel === "" ? undefined : await this.openRel(parentOf(rel));
-    if (rel !== "" && !parent) {
+    const before = new Map(rels.map((rel) => [rel, working.get(rel)]));
+    const listing = await listDirs(this.dir, rels, [...this.ignore]);
+    const found = new Set(listing.dirs.map((d) => d.rel));
+    let moved = false;
+    for (const rel of rels) {
+      if (found.has(rel)) continue;
       await this.updatePath(path.join(this.dir, ...rel.split("/")));
-      return true;
-    }
-    let listing: Awaited<ReturnType<typeof listTree>>;
-    try {
-      const start = parent ? (parent.at(name) as string) : this.dir;
-      listing = await listTree(start, rel, [...this.ignore], { followStart: !parent, maxDepth: 0 });
-    } finally {
-      await parent?.close();
-    }
-    if (listing.dirs.length === 0) {
-      await this.updatePath(path.join(this.dir, ...rel.split("/")));
-      return true;
-    }
-    for (const k of [...this.index.skipped.keys()]) if (parentOf(k) === rel && k !== rel) this.index.skipped.delete(k);
-    await this.recordListing(listing);
-    let moved = working.get(rel) !== before;
-    const listed = new Set(listing.dirs[0]!.entries?.filter((e) => e.kind === "directory" && e.name !== undefined).map((e) => childOf(rel, e.name!)));
-    for (const sub of listed) {
-      if (working.has(sub) || this.policy.excludePath(sub)) continue;
-      await this.updatePath(path.join(this.dir, ...sub.split("/")));
       moved = true;
     }
+    if (listing.dirs.length === 0) return moved;
+    for (const d of listing.dirs) for (const k of [...this.index.skipped.keys()]) if (parentOf(k) === d.rel && k !== d.rel) this.index.skipped.delete(k);
+    await this.recordListing(listing);
+    const listedSubs = new Map<string, Set<string>>();
+    for (const d of listing.dirs) {
+      if (working.get(d.rel) !== before.get(d.rel)) moved = true;
+      const subs = new Set(d.entries?.filter((e) => e.kind === "directory" && e.name !== undefined).map((e) => childOf(d.rel, e.name!)));
+      listedSubs.set(d.rel, subs);
+      for (const sub of subs) {
+        if (working.has(sub) || this.policy.excludePath(sub)) continue;
+        await this.updatePath(path.join(this.dir, ...sub.split("/")));
+        moved = true;
+      }
+    }
     for (const key of [...working.keys()]) {
-      if (key === "" || parentOf(key) !== rel || listed.has(key)) continue;
+      const subs = key === "" ? undefined : listedSubs.get(parentOf(key));
+      if (!subs || subs.has(key)) continue;
       this.index.dropDir(key);
       moved = true;
     }
