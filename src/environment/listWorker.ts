@@ -259,6 +259,37 @@ ${WORKER_DIR_WALK}
         try { walk(child, real + "/" + name, childRel, depth + 1, childAnc); } finally { fs.closeSync(child); }
       }
     };
+    // A start named by its relative path under the trusted root: reached O_NOFOLLOW component
+    // by component, each directory's ctime read before its child is opened, and the provable
+    // ones held as the start's ancestors (as walk does for a subdirectory). A component that is
+    // gone or not a directory: nothing is listed.
+    const walkDown = (root, rel) => {
+      const held = [];
+      let anc = [];
+      let fd;
+      try {
+        fd = fs.openSync(root, C.O_RDONLY | (C.O_DIRECTORY || 0));
+        provesAt(fd);
+        let real = root;
+        for (const seg of rel === "" ? [] : rel.split("/")) {
+          let ctime = 0;
+          let dev = -2;
+          try { const st = fs.fstatSync(fd); ctime = st.ctimeMs; dev = st.dev; } catch {}
+          const next = fs.openSync((viaFd ? "/proc/self/fd/" + fd : real) + "/" + seg, DIR);
+          const above = fd;
+          fd = next;
+          real = real + "/" + seg;
+          if (provable(anc, ctime, dev)) { anc = [...anc, { fd: above, ctime }]; held.push(above); }
+          else { anc = null; fs.closeSync(above); }
+        }
+        walk(fd, real, rel, 0, anc);
+      } catch {
+        // Gone, or not a directory on the way.
+      } finally {
+        if (fd !== undefined) fs.closeSync(fd);
+        for (const h of held) fs.closeSync(h);
+      }
+    };
     try {
       // The trusted root the starts were named under (a split listing's halves): held, and its
       // ctime read before any start is opened, so its entries can vouch for the starts' paths.
@@ -276,13 +307,11 @@ ${WORKER_DIR_WALK}
         for (const start of msg.starts) {
           let fd;
           let real = start.dir;
-          // Named by its relative path under the walk root: reached O_NOFOLLOW component by
-          // component (openDir), stat'ed by descriptor (no proof is kept for the path above it).
-          if (msg.walkRoot !== undefined) { try { const held = openDir(msg.walkRoot, start.rel); fd = held.fd; real = held.real; } catch { fd = undefined; } }
-          else { try { fd = fs.openSync(start.dir, msg.follow ? C.O_RDONLY | (C.O_DIRECTORY || 0) : DIR); } catch { fd = undefined; } }
+          if (msg.walkRoot !== undefined) { walkDown(msg.walkRoot, start.rel); continue; }
+          try { fd = fs.openSync(start.dir, msg.follow ? C.O_RDONLY | (C.O_DIRECTORY || 0) : DIR); } catch { fd = undefined; }
           // A start the caller trusts is its own proof; a half is proven by the root above it.
           if (fd !== undefined && msg.follow) provesAt(fd);
-          const anc = msg.walkRoot !== undefined ? null : msg.follow ? [] : base && provable([], base.ctime, base.dev) ? [base] : null;
+          const anc = msg.follow ? [] : base && provable([], base.ctime, base.dev) ? [base] : null;
           if (fd !== undefined) {
             try { walk(fd, real, start.rel, 0, anc); } finally { fs.closeSync(fd); }
           }
@@ -463,7 +492,8 @@ export async function listTree(
 /**
  * Lists directories `rels` of the workspace `root` (relative, "" for the root itself) in one
  * round trip: each reached from the root `O_DIRECTORY | O_NOFOLLOW` component by component, its
- * entries with their `lstat` (by descriptor), nothing below it. A directory that is gone, or
+ * entries with their `lstat` (by real path where the ancestors' ctimes prove it, as a full
+ * listing does; else by descriptor), nothing below it. A directory that is gone, or
  * where something other than a directory sits on the way, is not in the reply.
  */
 export async function listDirs(root: string, rels: readonly string[], ignoreNames: readonly string[]): Promise<TreeListing> {
