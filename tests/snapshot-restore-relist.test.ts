@@ -77,6 +77,23 @@ describe("the state a restore records first", () => {
     assert.equal(await filesReadDuring(() => store.snapshot()), 0, "a full look after it reads nothing either");
   });
 
+  test("the directories a restore rewrote are held sealed as the stored trees they are (hash and bytes): nothing to make and hash again", async () => {
+    const { dir, store } = await cases.fresh();
+    await mkdir(path.join(dir, "d"), { recursive: true });
+    await writeFile(path.join(dir, "d", "a.txt"), "first a\n");
+    await writeFile(path.join(dir, "d", "b.txt"), "first bb\n");
+    const first = await store.snapshot();
+    await writeFile(path.join(dir, "d", "a.txt"), "second, longer\n");
+    await store.snapshot();
+    await store.restore(first, { changed: [] });
+    const working = (store as unknown as { working: Map<string, { hash?: string; bytes?: number; map?: unknown }> }).working;
+    const d = working.get("d")!;
+    assert.equal(d.map, undefined, "packed");
+    assert.equal(d.bytes, "first a\n".length + "first bb\n".length, "its bytes are known");
+    const again = await store.snapshot();
+    assert.equal(again, first, "a look finds the restored snapshot as it is");
+  });
+
   test("every directory the restore touches is listed in one round: edits, a directory gone, one swapped for a link, one new below", async () => {
     const { dir, store } = await cases.fresh();
     const outside = path.join(path.dirname(dir), "outside");

@@ -92,7 +92,14 @@ export function adoptTarget(working: Map<string, WorkingDir>, target: RestoreTar
     // Untouched files keep the mtimes they have on disk (the stat cache stays exact).
     if (before) for (const [n, f] of files) if (sameContent(before.get(n), f)) files.set(n, before.get(n)!);
     const d = new WorkingDir(files, hashes?.[rel]);
-    if (hashes) d.pack();
+    if (hashes) {
+      // Sealed as the stored tree it is (hash and bytes both set): the next look that finds it
+      // as listed does not make and hash its tree text again.
+      let bytes = 0;
+      for (const f of files.values()) bytes += f.s;
+      d.bytes = bytes;
+      d.pack();
+    }
     working.set(rel, d);
   }
 }
