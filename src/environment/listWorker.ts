@@ -305,15 +305,14 @@ ${WORKER_DIR_WALK}
       }
       try {
         for (const start of msg.starts) {
-          let fd;
-          let real = start.dir;
           if (msg.walkRoot !== undefined) { walkDown(msg.walkRoot, start.rel); continue; }
+          let fd;
           try { fd = fs.openSync(start.dir, msg.follow ? C.O_RDONLY | (C.O_DIRECTORY || 0) : DIR); } catch { fd = undefined; }
           // A start the caller trusts is its own proof; a half is proven by the root above it.
           if (fd !== undefined && msg.follow) provesAt(fd);
           const anc = msg.follow ? [] : base && provable([], base.ctime, base.dev) ? [base] : null;
           if (fd !== undefined) {
-            try { walk(fd, real, start.rel, 0, anc); } finally { fs.closeSync(fd); }
+            try { walk(fd, start.dir, start.rel, 0, anc); } finally { fs.closeSync(fd); }
           }
         }
       } finally { if (base) fs.closeSync(base.fd); }

@@ -402,7 +402,8 @@ export class WorkspaceScan {
       moved = true;
     }
     if (listing.dirs.length === 0) return moved;
-    for (const d of listing.dirs) for (const k of [...this.index.skipped.keys()]) if (parentOf(k) === d.rel && k !== d.rel) this.index.skipped.delete(k);
+    // What was skipped in a listed directory is decided again by this listing (one pass over the skipped).
+    for (const k of [...this.index.skipped.keys()]) if (k !== "" && found.has(parentOf(k))) this.index.skipped.delete(k);
     await this.recordListing(listing);
     const listedSubs = new Map<string, Set<string>>();
     for (const d of listing.dirs) {
